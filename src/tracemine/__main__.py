@@ -1,0 +1,3 @@
+from tracemine.cli import main
+
+main()

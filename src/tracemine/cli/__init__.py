@@ -1,0 +1,40 @@
+"""The ``tracemine`` command line. Each command is a thin module here that parses its
+options, calls one public function, renders the result and maps errors to exit codes.
+A module takes part by defining ``register(app)``; ``ORDER`` sorts ``--help``."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import typer
+
+app = typer.Typer(
+    name="tracemine",
+    help="Mine outcome contracts from known-good agent tool-call traces and check them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+
+def _register_commands() -> None:
+    modules = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "register"):
+            modules.append(module)
+    for module in sorted(modules, key=lambda m: (getattr(m, "ORDER", 50), m.__name__)):
+        module.register(app)
+
+
+_register_commands()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(app())

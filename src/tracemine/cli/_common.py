@@ -1,0 +1,46 @@
+"""What every command shares: the console, error mapping, shared options."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from tracemine.errors import TracemineError
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+T = TypeVar("T")
+
+DbOption = Annotated[Path, typer.Option("--db", help="DuckDB store written by `tracemine ingest`.")]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")
+]
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """A user's mistake is one line on stderr and exit code 2, never a traceback."""
+    try:
+        yield
+    except TracemineError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        err_console.print("interrupted; nothing partial was kept")
+        raise typer.Exit(130) from None
+
+
+def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    with user_errors():
+        return fn(*args, **kwargs)
+
+
+def print_json(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -1,0 +1,94 @@
+"""`tracemine ingest`: read trace files into the DuckDB store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from tracemine.cli._common import DbOption, JsonOption, console, err_console, print_json, run
+from tracemine.ingest import IngestReport, ingest
+
+ORDER = 10
+_BAR_MIN_BYTES = 8 << 20
+
+
+def ingest_command(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Trace files or folders (.jsonl, .json, .gz).")
+    ],
+    db: DbOption = Path("traces.duckdb"),
+    format: Annotated[
+        str | None, typer.Option("--format", "-f", help="Force a reader instead of detecting it.")
+    ] = None,
+    task_key: Annotated[
+        str | None,
+        typer.Option(
+            "--task-key",
+            help="Where task ids come from: a field, a metadata key, or regex:PATTERN on run ids.",
+        ),
+    ] = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Re-read files already ingested.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Read trace exports into DuckDB; bad records are quarantined, never dropped."""
+    total = sum(p.stat().st_size for p in paths if p.is_file())
+    show_bar = not as_json and total >= _BAR_MIN_BYTES and err_console.is_terminal
+    if show_bar:
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+            console=err_console, transient=True,
+        ) as bar:  # fmt: skip
+            tasks: dict[str, int] = {}
+
+            def progress(name: str, done: int, size: int) -> None:
+                if name not in tasks:
+                    tasks[name] = bar.add_task(Path(name).name, total=size)
+                bar.update(tasks[name], completed=done)
+
+            report = run(ingest, paths, db, format=format, task_key=task_key, replace=replace,
+                         progress=progress)  # fmt: skip
+    else:
+        report = run(ingest, paths, db, format=format, task_key=task_key, replace=replace)
+    if as_json:
+        print_json(report.model_dump_json(indent=2))
+    else:
+        render(report)
+
+
+def render(report: IngestReport) -> None:
+    table = Table(title=f"ingest → {report.db}", title_justify="left")
+    for name in ("file", "format", "outcome", "read", "stored", "quarantined", "runs", "calls",
+                 "no result", "runs w/o task", "s"):  # fmt: skip
+        table.add_column(name, justify="left" if name in ("file", "format", "outcome") else "right")
+    for f in report.files:
+        table.add_row(
+            f.source_file, f.source_format or "", f.outcome, str(f.units_read),
+            str(f.units_stored), str(f.units_quarantined + f.items_quarantined), str(f.runs),
+            str(f.calls), str(f.calls_missing_result), str(f.runs_without_task), f"{f.seconds:.2f}",
+        )  # fmt: skip
+    console.print(table)
+    for f in report.files:
+        if f.detail:
+            console.print(f"  {f.source_file}: {f.detail}")
+    read, stored = report.total("units_read"), report.total("units_stored")
+    quarantined = report.total("units_quarantined")
+    console.print(
+        f"records read {read} = stored {stored} + quarantined {quarantined}; "
+        f"{report.total('items_quarantined')} items inside stored records quarantined; "
+        f"{report.total('calls')} calls"
+    )
+    if report.total("runs_without_task"):
+        console.print(
+            "[yellow]some runs have no task id[/]: mining cross-fits by task; "
+            "give --task-key (a field or regex:PATTERN over run ids)"
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ingest")(ingest_command)

@@ -1,0 +1,37 @@
+"""Errors tracemine raises for a user's mistake (never for its own bugs).
+
+    TracemineError
+    ├── InputError            a file or option the user gave cannot be used
+    │   ├── UnknownFormatError    no reader recognises the file / --format names none
+    │   └── TaskKeyError          --task-key is malformed
+    ├── StoreError            the DuckDB file is not a tracemine store or is of another version
+    └── ContractFileError     a contract file is invalid or of an unknown version
+
+The CLI maps every TracemineError to a one-line message and exit code 2.
+"""
+
+from __future__ import annotations
+
+
+class TracemineError(Exception):
+    """Base of all errors meant for the user."""
+
+
+class InputError(TracemineError):
+    """A file or an option the user gave cannot be used."""
+
+
+class UnknownFormatError(InputError):
+    """No reader recognises the file, or --format names none."""
+
+
+class TaskKeyError(InputError):
+    """A --task-key specification is malformed."""
+
+
+class StoreError(TracemineError):
+    """The database is not a tracemine store, or is of another schema version."""
+
+
+class ContractFileError(TracemineError):
+    """A contract file is invalid or of an unknown version."""

@@ -1,0 +1,256 @@
+"""What every reader shares: the reader protocol, the per-unit sink and value helpers.
+
+A *unit* is one top-level JSON value of a file: a line of JSONL, or an element of a
+top-level JSON array. A reader turns units into call records (plain dicts keyed by
+``CALL_FIELDS``), run records and quarantined items. Formats whose runs span many units
+(OTLP spans, MCP messages, flat call logs) keep pending state and flush it in ``finish``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+import orjson
+
+from tracemine.model.trace import CALL_FIELDS, RUN_FIELDS
+
+EXCERPT_CHARS = 400
+
+
+class BadRecord(Exception):
+    """Raised by a reader for a unit it cannot use; the unit is quarantined with this reason."""
+
+
+_CALL_DEFAULTS: dict[str, Any] = {name: None for name in CALL_FIELDS}
+_CALL_DEFAULTS.update(
+    task_id_source="none",
+    id_pairing="none",
+    result_truncated=False,
+    result_redacted=False,
+    status="unknown",
+)
+_RUN_DEFAULTS: dict[str, Any] = {name: None for name in RUN_FIELDS}
+_RUN_DEFAULTS.update(task_id_source="none")
+
+
+class Sink:
+    """Collects what a reader emits for one unit (or for ``finish``)."""
+
+    __slots__ = ("calls", "quarantined", "runs")
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.runs: list[dict[str, Any]] = []
+        self.quarantined: list[tuple[int | None, str | None, str, str]] = []
+
+    def call(self, record: dict[str, Any]) -> None:
+        self.calls.append(record)
+
+    def run(self, record: dict[str, Any]) -> None:
+        self.runs.append(record)
+
+    def quarantine(self, line: int | None, pointer: str | None, reason: str, raw: Any) -> None:
+        self.quarantined.append((line, pointer, reason, excerpt(raw)))
+
+
+class Reader:
+    """Base class of the format adapters. Subclasses set ``name`` and implement
+    ``sniff`` and ``feed`` (and ``finish`` when they keep state across units)."""
+
+    name: ClassVar[str] = ""
+    version: ClassVar[str] = "1"
+    #: detection order: lower is tried first (more specific shapes first)
+    priority: ClassVar[int] = 50
+    #: seq of a run's calls is recomputed from started_at after the file is read
+    orders_by_time: ClassVar[bool] = False
+
+    def __init__(self, source_file: str) -> None:
+        self.source_file = source_file
+
+    @classmethod
+    def sniff(cls, unit: Any) -> bool:
+        """True when the first unit of a file looks like this format."""
+        raise NotImplementedError
+
+    def feed(self, unit: Any, line: int, out: Sink) -> None:
+        """Read one unit. Raise :class:`BadRecord` to quarantine it whole."""
+        raise NotImplementedError
+
+    def finish(self, out: Sink) -> None:
+        """Flush pending state at the end of the file."""
+
+    # -- helpers for subclasses -------------------------------------------------------
+    def default_run_id(self, line: int) -> str:
+        """Run id for a source that gives none: the file's name and the record's position."""
+        return f"{self.source_file.rsplit('/', 1)[-1]}:{line}"
+
+    def new_call(self, **fields: Any) -> dict[str, Any]:
+        record = dict(_CALL_DEFAULTS)
+        record["source_format"] = self.name
+        record["source_file"] = self.source_file
+        record["adapter_version"] = self.version
+        record.update(fields)
+        return record
+
+    def new_run(self, **fields: Any) -> dict[str, Any]:
+        record = dict(_RUN_DEFAULTS)
+        record["source_format"] = self.name
+        record["source_file"] = self.source_file
+        record.update(fields)
+        return record
+
+
+# -- value helpers ---------------------------------------------------------------------
+
+_NUMBER_RE = re.compile(r"-?\d")
+
+
+def excerpt(raw: Any, limit: int = EXCERPT_CHARS) -> str:
+    if isinstance(raw, bytes):
+        text = raw.decode("utf-8", "replace")
+    elif isinstance(raw, str):
+        text = raw
+    else:
+        try:
+            text = orjson.dumps(raw, default=str).decode()
+        except (TypeError, orjson.JSONEncodeError):
+            text = repr(raw)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse JSON; fall back to the standard library for what orjson refuses (NaN)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        import json
+
+        return json.loads(text)
+
+
+def dumps(value: Any) -> str:
+    return orjson.dumps(value, default=str).decode()
+
+
+def parse_arguments(raw: Any) -> tuple[str | None, Any, str | None]:
+    """``(arguments_raw, arguments, arguments_error)`` from what the source gave.
+
+    A string is kept exactly and parsed; a structure is serialized for ``arguments_raw``.
+    An unparseable string gives ``arguments=None`` and an error: the call could not be
+    parsed, which is not the same as no call.
+    """
+    if raw is None:
+        return None, None, None
+    if isinstance(raw, str):
+        if raw.strip() == "":
+            return raw, {}, None
+        try:
+            return raw, loads(raw), None
+        except ValueError as exc:
+            return raw, None, f"arguments are not valid JSON: {exc}"
+    return dumps(raw), raw, None
+
+
+def parse_result_text(text: str) -> Any:
+    """A result that is JSON inside a string is parsed; other text stays text."""
+    stripped = text.lstrip()
+    if not stripped:
+        return text
+    first = stripped[0]
+    if first in "{[" or _NUMBER_RE.match(stripped):
+        try:
+            return loads(text)
+        except ValueError:
+            return text
+    return text
+
+
+def text_of_parts(parts: Iterable[Any]) -> str | None:
+    """Join the text of content parts (``{"type": "text", "text": ...}``); None if none."""
+    texts = []
+    for part in parts:
+        if isinstance(part, dict):
+            value = part.get("text")
+            if isinstance(value, str):
+                texts.append(value)
+        elif isinstance(part, str):
+            texts.append(part)
+    return "\n".join(texts) if texts else None
+
+
+def parse_time(value: Any) -> datetime | None:
+    """ISO 8601 strings, epoch seconds/milliseconds/nanoseconds; None when unreadable."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        if text.isdigit():
+            return parse_time(int(text))
+        try:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC).replace(tzinfo=None)
+    if isinstance(value, int | float):
+        number = float(value)
+        if number > 1e17:  # nanoseconds
+            number /= 1e9
+        elif number > 1e14:  # microseconds
+            number /= 1e6
+        elif number > 1e11:  # milliseconds
+            number /= 1e3
+        try:
+            return datetime.fromtimestamp(number, tz=UTC).replace(tzinfo=None)
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
+
+
+def duration_ms(start: datetime | None, end: datetime | None) -> float | None:
+    if start is None or end is None:
+        return None
+    return (end - start).total_seconds() * 1000.0
+
+
+def as_str(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return str(value)
+    return dumps(value)
+
+
+def as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def as_float(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None

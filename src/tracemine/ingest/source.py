@@ -1,0 +1,148 @@
+"""Reading a trace file as a stream of units: JSONL lines, or elements of a top-level
+JSON array (streamed with ijson), or one whole JSON object. ``.gz`` is read transparently.
+Memory stays flat for JSONL and for arrays, however large the file."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import ijson
+
+from tracemine.ingest.readers.base import excerpt, loads
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(slots=True)
+class BadUnit:
+    """A unit that could not be parsed; it goes to quarantine whole."""
+
+    reason: str
+    raw: Any
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    handle = open(path, "rb")  # noqa: SIM115 - returned to the caller
+    magic = handle.read(2)
+    handle.seek(0)
+    if magic == _GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=handle, mode="rb")
+    return handle
+
+
+def file_hash(path: Path) -> tuple[str, int]:
+    """sha256 of the file's bytes as stored (compressed or not) and its size."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
+def _layout(path: Path) -> str:
+    """'jsonl', 'array' or 'document', judged from the first line."""
+    with open_binary(path) as handle:
+        try:
+            first = handle.readline(1 << 26)
+        except (OSError, EOFError) as exc:  # a truncated gzip stream
+            raise OSError(f"cannot read {path}: {exc}") from exc
+    stripped = first.strip()
+    if not stripped:
+        return "jsonl"
+    try:
+        loads(stripped)
+        return "jsonl"
+    except (ValueError, RecursionError):
+        pass
+    if stripped[:1] == b"[":
+        return "array"
+    if stripped[:1] == b"{":
+        return "document"
+    return "jsonl"
+
+
+Progress = Callable[[int], None]
+
+
+def iter_units(path: Path, progress: Progress | None = None) -> Iterator[tuple[int, Any]]:
+    """Yield ``(position, unit)``: position is the 1-based line (JSONL) or element number
+    (array); a unit that cannot be parsed is a :class:`BadUnit`. ``progress`` is called now
+    and then with the number of bytes of the file read so far."""
+    layout = _layout(path)
+    if layout == "jsonl":
+        yield from _iter_jsonl(path, progress)
+    elif layout == "array":
+        yield from _iter_array(path)
+    else:
+        yield from _iter_document(path)
+
+
+def _position(handle: IO[bytes]) -> int:
+    inner = getattr(handle, "fileobj", None)  # gzip: report compressed bytes read
+    try:
+        return int((inner or handle).tell())
+    except (OSError, ValueError):
+        return 0
+
+
+def _iter_jsonl(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any]]:
+    with open_binary(path) as handle:
+        line_no = 0
+        while True:
+            if progress is not None and line_no % 8192 == 0:
+                progress(_position(handle))
+            try:
+                raw = handle.readline()
+            except (OSError, EOFError) as exc:
+                yield line_no + 1, BadUnit(f"file is truncated or corrupt: {exc}", b"")
+                return
+            if not raw:
+                return
+            line_no += 1
+            if not raw.strip():
+                continue
+            try:
+                yield line_no, loads(raw)
+            except UnicodeDecodeError as exc:
+                yield line_no, BadUnit(f"invalid UTF-8: {exc.reason}", raw)
+            except RecursionError:
+                yield line_no, BadUnit("JSON nested too deeply", raw)
+            except ValueError as exc:
+                yield line_no, BadUnit(f"invalid JSON: {exc}", raw)
+
+
+def _iter_array(path: Path) -> Iterator[tuple[int, Any]]:
+    with open_binary(path) as handle:
+        position = 0
+        try:
+            for position, item in enumerate(ijson.items(handle, "item", use_float=True), 1):
+                yield position, item
+        except (ijson.JSONError, ValueError, OSError, EOFError) as exc:
+            yield (
+                position + 1,
+                BadUnit(f"JSON array is truncated or invalid after element {position}: {exc}", ""),
+            )
+
+
+def _iter_document(path: Path) -> Iterator[tuple[int, Any]]:
+    with open_binary(path) as handle:
+        try:
+            raw = handle.read()
+        except (OSError, EOFError) as exc:
+            yield 1, BadUnit(f"file is truncated or corrupt: {exc}", b"")
+            return
+    try:
+        yield 1, loads(raw)
+    except UnicodeDecodeError as exc:
+        yield 1, BadUnit(f"invalid UTF-8: {exc.reason}", raw)
+    except RecursionError:
+        yield 1, BadUnit("JSON nested too deeply", raw)
+    except ValueError as exc:
+        yield 1, BadUnit(f"invalid JSON document: {exc}", excerpt(raw))

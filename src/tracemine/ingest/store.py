@@ -1,0 +1,260 @@
+"""The DuckDB store: schema (DDL) and the writes ingest makes.
+
+Tables
+  ingests      one row per file read: content hash, format, counts, time
+  runs         one row per run (conversation, trace, session)
+  calls        one row per tool call (the normalized record, grouping fields in ``runs``)
+  json_values  one row per leaf and per array/object of arguments and results
+               (``values`` is a reserved word in SQL, hence the name)
+  quarantine   what could not be stored, with file, line, pointer and reason
+View
+  call_records calls joined with their run: the full normalized record
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from tracemine.errors import StoreError
+
+SCHEMA_VERSION = "1"
+
+DDL = """
+CREATE TABLE IF NOT EXISTS tracemine_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS ingests (
+    ingest_id INTEGER PRIMARY KEY,
+    file_hash VARCHAR NOT NULL,
+    source_file VARCHAR NOT NULL,
+    source_format VARCHAR NOT NULL,
+    adapter_version VARCHAR,
+    task_key VARCHAR,
+    bytes BIGINT,
+    units_read BIGINT,
+    units_stored BIGINT,
+    units_quarantined BIGINT,
+    items_quarantined BIGINT,
+    runs_seen BIGINT,
+    calls_stored BIGINT,
+    calls_missing_result BIGINT,
+    started_at TIMESTAMP,
+    duration_s DOUBLE
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id VARCHAR PRIMARY KEY,
+    task_id VARCHAR,
+    task_id_source VARCHAR,
+    trial INTEGER,
+    session_id VARCHAR,
+    run_outcome VARCHAR,
+    reward DOUBLE,
+    family VARCHAR,
+    source_format VARCHAR,
+    source_file VARCHAR,
+    ingest_id INTEGER,
+    metadata JSON
+);
+CREATE TABLE IF NOT EXISTS calls (
+    call_key BIGINT PRIMARY KEY,
+    ingest_id INTEGER NOT NULL,
+    run_id VARCHAR NOT NULL,
+    source_format VARCHAR,
+    source_file VARCHAR,
+    source_line BIGINT,
+    source_pointer VARCHAR,
+    adapter_version VARCHAR,
+    seq INTEGER,
+    turn INTEGER,
+    parallel_index INTEGER,
+    call_id VARCHAR,
+    result_call_id VARCHAR,
+    id_pairing VARCHAR,
+    tool VARCHAR NOT NULL,
+    server VARCHAR,
+    schema_ref VARCHAR,
+    arguments_raw VARCHAR,
+    arguments JSON,
+    arguments_error VARCHAR,
+    result JSON,
+    result_text VARCHAR,
+    result_raw VARCHAR,
+    result_truncated BOOLEAN,
+    result_redacted BOOLEAN,
+    status VARCHAR,
+    error_type VARCHAR,
+    error_message VARCHAR,
+    started_at TIMESTAMP,
+    ended_at TIMESTAMP,
+    duration_ms DOUBLE,
+    anomalies VARCHAR[]
+);
+CREATE TABLE IF NOT EXISTS json_values (
+    call_key BIGINT NOT NULL,
+    side VARCHAR NOT NULL,
+    path VARCHAR NOT NULL,
+    jtype VARCHAR NOT NULL,
+    num DOUBLE,
+    str VARCHAR,
+    bool BOOLEAN,
+    len INTEGER,
+    idx INTEGER
+);
+CREATE TABLE IF NOT EXISTS quarantine (
+    ingest_id INTEGER,
+    source_file VARCHAR,
+    source_line BIGINT,
+    source_pointer VARCHAR,
+    level VARCHAR,
+    reason VARCHAR,
+    excerpt VARCHAR
+);
+CREATE OR REPLACE VIEW call_records AS
+SELECT c.* EXCLUDE (ingest_id),
+       r.task_id, r.task_id_source, r.trial, r.session_id, r.run_outcome
+FROM calls c LEFT JOIN runs r USING (run_id);
+"""
+
+CALL_COLUMNS = (
+    "call_key", "ingest_id", "run_id", "source_format", "source_file", "source_line",
+    "source_pointer", "adapter_version", "seq", "turn", "parallel_index", "call_id",
+    "result_call_id", "id_pairing", "tool", "server", "schema_ref", "arguments_raw",
+    "arguments", "arguments_error", "result", "result_text", "result_raw", "result_truncated",
+    "result_redacted", "status", "error_type", "error_message", "started_at", "ended_at",
+    "duration_ms", "anomalies",
+)  # fmt: skip
+RUN_COLUMNS = (
+    "run_id", "task_id", "task_id_source", "trial", "session_id", "run_outcome", "reward",
+    "family", "source_format", "source_file", "ingest_id", "metadata",
+)  # fmt: skip
+VALUE_COLUMNS = ("call_key", "side", "path", "jtype", "num", "str", "bool", "len", "idx")
+QUARANTINE_COLUMNS = (
+    "ingest_id", "source_file", "source_line", "source_pointer", "level", "reason", "excerpt",
+)  # fmt: skip
+
+
+def connect(db: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open (and, unless read-only, create) a tracemine store."""
+    path = Path(db)
+    if read_only and not path.exists():
+        raise StoreError(f"{path}: no such database; run `tracemine ingest` first")
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.Error as exc:
+        raise StoreError(f"{path}: cannot open as a DuckDB database: {exc}") from None
+    try:
+        tables = {row[0] for row in con.execute("SHOW TABLES").fetchall()}
+        if not read_only:
+            if tables and "tracemine_meta" not in tables:
+                raise StoreError(f"{path}: a DuckDB database, but not a tracemine store")
+            con.execute(DDL)
+            con.execute(
+                "INSERT INTO tracemine_meta VALUES ('schema_version', ?) ON CONFLICT DO NOTHING",
+                [SCHEMA_VERSION],
+            )
+        elif "tracemine_meta" not in tables:
+            raise StoreError(f"{path}: not a tracemine store")
+        row = fetch_one(con, "SELECT value FROM tracemine_meta WHERE key = 'schema_version'")
+        version = row[0] if row else None
+        if version != SCHEMA_VERSION:
+            raise StoreError(
+                f"{path}: store schema version {version!r}, this tracemine reads "
+                f"{SCHEMA_VERSION!r}; re-ingest into a new database"
+            )
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def fetch_one(
+    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None
+) -> tuple[Any, ...] | None:
+    """First row or None. (``fetchone`` would leave the result open, and DuckDB refuses
+    other work on a connection with an unfinished result.)"""
+    rows = con.execute(sql, params or []).fetchall()
+    return rows[0] if rows else None
+
+
+def find_ingest(con: duckdb.DuckDBPyConnection, file_hash: str) -> int | None:
+    row = fetch_one(
+        con,
+        "SELECT ingest_id FROM ingests WHERE file_hash = ? ORDER BY ingest_id LIMIT 1",
+        [file_hash],
+    )
+    return int(row[0]) if row else None
+
+
+def delete_ingest(con: duckdb.DuckDBPyConnection, ingest_id: int) -> None:
+    """Remove everything one file brought in (for ``--replace``)."""
+    con.execute(
+        "DELETE FROM json_values WHERE call_key IN "
+        "(SELECT call_key FROM calls WHERE ingest_id = ?)",
+        [ingest_id],
+    )
+    con.execute("DELETE FROM calls WHERE ingest_id = ?", [ingest_id])
+    con.execute("DELETE FROM quarantine WHERE ingest_id = ?", [ingest_id])
+    con.execute(
+        "DELETE FROM runs WHERE ingest_id = ? AND run_id NOT IN (SELECT run_id FROM calls)",
+        [ingest_id],
+    )
+    con.execute("DELETE FROM ingests WHERE ingest_id = ?", [ingest_id])
+
+
+def next_ids(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+    """The next free ``ingest_id`` and ``call_key``."""
+    ingest_row = fetch_one(con, "SELECT coalesce(max(ingest_id), 0) + 1 FROM ingests")
+    call_row = fetch_one(con, "SELECT coalesce(max(call_key), 0) + 1 FROM calls")
+    assert ingest_row is not None and call_row is not None
+    return int(ingest_row[0]), int(call_row[0])
+
+
+def append(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> None:
+    """Append a batch given as column lists (through Arrow: one vectorized insert)."""
+    import pyarrow as pa
+
+    batch = pa.table(columns)
+    con.register("_tracemine_batch", batch)
+    try:
+        names = ", ".join(columns)
+        con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM _tracemine_batch")
+    finally:
+        con.unregister("_tracemine_batch")
+
+
+def upsert_runs(con: duckdb.DuckDBPyConnection, columns: dict[str, list[Any]]) -> None:
+    """Insert runs; a run already known (from another file) keeps its fields and gains
+    the ones it lacked."""
+    import pyarrow as pa
+
+    batch = pa.table(columns)
+    con.register("_tracemine_runs", batch)
+    try:
+        names = ", ".join(RUN_COLUMNS)
+        updates = ", ".join(
+            f"{name} = coalesce(runs.{name}, EXCLUDED.{name})"
+            for name in RUN_COLUMNS
+            if name not in ("run_id", "ingest_id")
+        )
+        con.execute(
+            f"INSERT INTO runs ({names}) SELECT {names} FROM _tracemine_runs "
+            f"ON CONFLICT (run_id) DO UPDATE SET {updates}"
+        )
+    finally:
+        con.unregister("_tracemine_runs")
+
+
+def resequence_sql() -> str:
+    """SQL (one parameter: ingest_id) that orders the calls of that file's runs by time."""
+    return """
+    UPDATE calls SET seq = ordered.new_seq
+    FROM (
+        SELECT call_key,
+               (row_number() OVER (PARTITION BY run_id
+                    ORDER BY started_at NULLS LAST, source_line, parallel_index, call_key) - 1)
+                   AS new_seq
+        FROM calls WHERE run_id IN (SELECT run_id FROM calls WHERE ingest_id = $1)
+    ) AS ordered
+    WHERE calls.call_key = ordered.call_key
+    """

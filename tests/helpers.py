@@ -1,0 +1,82 @@
+"""Helpers shared by the tests: golden files and reading a fixture through ingest.
+
+Golden files sit beside their inputs (``x.jsonl`` → ``x.golden.json``). To refresh them
+after an intended change: ``TRACEMINE_UPDATE_GOLDEN=1 pytest tests/...`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from tracemine.ingest import ingest
+
+UPDATE = os.environ.get("TRACEMINE_UPDATE_GOLDEN") == "1"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def assert_golden(actual: Any, golden: Path) -> None:
+    """Compare ``actual`` (JSON-able) with the golden file, or write it when refreshing."""
+    text = json.dumps(_jsonable(actual), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if UPDATE or not golden.exists():
+        if not UPDATE:
+            raise AssertionError(
+                f"{golden} does not exist; run with TRACEMINE_UPDATE_GOLDEN=1 to create it"
+            )
+        golden.write_text(text, encoding="utf-8")
+        return
+    expected = golden.read_text(encoding="utf-8")
+    assert json.loads(text) == json.loads(expected), f"output differs from {golden}"
+
+
+def ingest_snapshot(
+    path: Path, db: Path, *, format: str | None = None, task_key: str | None = None
+) -> dict[str, Any]:
+    """Ingest one file with record validation on and return what the store holds, in a
+    stable JSON-able shape (no call keys, ingest ids or timings)."""
+    report = ingest([path], db, format=format, task_key=task_key, validate=True)
+    (file_report,) = report.files
+    assert file_report.units_read == file_report.units_stored + file_report.units_quarantined
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        calls = _rows(
+            con,
+            "SELECT * EXCLUDE (call_key, ingest_id, source_file) FROM calls "
+            "ORDER BY run_id, seq, call_key",
+        )
+        for call in calls:
+            for name in ("arguments", "result"):
+                if call[name] is not None:
+                    call[name] = json.loads(call[name])
+        runs = _rows(con, "SELECT * EXCLUDE (ingest_id, source_file) FROM runs ORDER BY run_id")
+        for run in runs:
+            run["metadata"] = json.loads(run["metadata"])
+        quarantine = _rows(
+            con,
+            "SELECT source_line, source_pointer, level, reason FROM quarantine "
+            "ORDER BY source_line, source_pointer",
+        )
+    finally:
+        con.close()
+    counts = file_report.model_dump(exclude={"seconds", "source_file", "detail", "outcome"})
+    return {"counts": counts, "runs": runs, "calls": calls, "quarantine": quarantine}
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
+    cursor = con.execute(sql)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

@@ -1,0 +1,26 @@
+"""Every fixture under tests/fixtures/ingest/<format>/ is ingested with record validation
+on and compared with its golden snapshot (``<name>.golden.json`` beside it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import assert_golden, ingest_snapshot
+
+from tracemine.ingest.detect import detect_format
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "ingest"
+CASES = sorted(
+    p
+    for p in FIXTURES.rglob("*")
+    if p.is_file() and not p.name.endswith(".golden.json") and p.suffix in (".json", ".jsonl", ".gz")
+)
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture_matches_golden(path: Path, tmp_path: Path) -> None:
+    expected_format = path.parent.name
+    assert detect_format(path) == expected_format
+    snapshot = ingest_snapshot(path, tmp_path / "t.duckdb")
+    assert_golden(snapshot, path.with_name(path.name.split(".")[0] + ".golden.json"))
