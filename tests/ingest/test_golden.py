@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import assert_golden, ingest_snapshot
 
 from tracemine.ingest.detect import detect_format
+
+from helpers import assert_golden, ingest_snapshot
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "ingest"
 CASES = sorted(
