@@ -1,36 +1,55 @@
 """tracemine: mine outcome contracts from known-good agent tool-call traces and check them.
 
-The public API; everything not named in ``__all__`` is internal and may change.
+The public API. Names load lazily, so ``import tracemine.monitor`` inside an agent
+process pulls in neither DuckDB nor polars. Everything not in ``__all__`` is internal.
+
+>>> import tracemine
+>>> report = tracemine.ingest(["traces.jsonl"], "traces.duckdb")  # doctest: +SKIP
 """
 
-from tracemine.errors import (
-    ContractFileError,
-    InputError,
-    StoreError,
-    TaskKeyError,
-    TracemineError,
-    UnknownFormatError,
-)
-from tracemine.ingest import FileReport, IngestReport, StoreStats, ingest, stats
-from tracemine.model import CallRecord, QuarantineRecord, RunRecord, Status
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "CallRecord",
-    "ContractFileError",
-    "FileReport",
-    "IngestReport",
-    "InputError",
-    "QuarantineRecord",
-    "RunRecord",
-    "Status",
-    "StoreError",
-    "StoreStats",
-    "TaskKeyError",
-    "TracemineError",
-    "UnknownFormatError",
-    "__version__",
-    "ingest",
-    "stats",
-]
+_EXPORTS = {
+    # errors
+    "TracemineError": "tracemine.errors",
+    "InputError": "tracemine.errors",
+    "UnknownFormatError": "tracemine.errors",
+    "TaskKeyError": "tracemine.errors",
+    "StoreError": "tracemine.errors",
+    "ContractFileError": "tracemine.errors",
+    # model
+    "CallRecord": "tracemine.model.trace",
+    "RunRecord": "tracemine.model.trace",
+    "QuarantineRecord": "tracemine.model.trace",
+    "Status": "tracemine.model.trace",
+    "Contract": "tracemine.model.contract",
+    "ContractFile": "tracemine.model.contract",
+    # ingest
+    "ingest": "tracemine.ingest",
+    "read_traces": "tracemine.ingest",
+    "stats": "tracemine.ingest",
+    "IngestReport": "tracemine.ingest",
+    "FileReport": "tracemine.ingest",
+    "StoreStats": "tracemine.ingest",
+    "Traces": "tracemine.ingest",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tracemine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

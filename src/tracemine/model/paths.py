@@ -1,0 +1,156 @@
+"""The path language contracts use to address arguments and results. Standard library
+only: the runtime monitor imports it.
+
+    args.order_id                   a field of the arguments
+    result.items[*].price           every element's field (one value per element)
+    result["odd.key"]               a key that is not a plain name
+    len(result.items)               derived: length of an array, object or string
+    sum(result.items[*].amount)     derived: sum of the numbers selected
+    keys(result)                    derived: the keys of an object
+
+``json_values.path`` in the store uses exactly the same syntax for plain paths.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+ROOTS = ("args", "result")
+FUNCTIONS = ("len", "sum", "keys")
+WILDCARD = object()
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+"""Stands for a key absent from an object (as opposed to a JSON null)."""
+
+_TOKEN = re.compile(r'\.([A-Za-z_][A-Za-z0-9_\-]*)|\["((?:[^"\\]|\\.)*)"\]|(\[\*\])')
+
+
+class PathError(ValueError):
+    """A path that does not parse."""
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """A parsed path: a root, steps (key strings or WILDCARD) and an optional function."""
+
+    text: str
+    root: str
+    steps: tuple[Any, ...]
+    function: str | None = None
+
+    @property
+    def side(self) -> str:
+        return self.root
+
+    @property
+    def plain(self) -> str:
+        """The path without its function (what ``json_values.path`` holds)."""
+        return format_path(self.root, self.steps)
+
+    @property
+    def parent(self) -> Path | None:
+        if not self.steps:
+            return None
+        return Path(format_path(self.root, self.steps[:-1]), self.root, self.steps[:-1])
+
+    @property
+    def has_wildcard(self) -> bool:
+        return WILDCARD in self.steps
+
+
+_cache: dict[str, Path] = {}
+
+
+def parse(text: str) -> Path:
+    """Parse a path; :class:`PathError` names what is wrong."""
+    cached = _cache.get(text)
+    if cached is not None:
+        return cached
+    body = text.strip()
+    function = None
+    for name in FUNCTIONS:
+        if body.startswith(name + "(") and body.endswith(")"):
+            function, body = name, body[len(name) + 1 : -1].strip()
+            break
+    root = next((r for r in ROOTS if body == r or body.startswith((r + ".", r + "["))), None)
+    if root is None:
+        raise PathError(f"path {text!r} must start with args or result")
+    steps: list[Any] = []
+    position = len(root)
+    while position < len(body):
+        match = _TOKEN.match(body, position)
+        if match is None:
+            raise PathError(f"path {text!r}: cannot read from {body[position:]!r}")
+        if match.group(1) is not None:
+            steps.append(match.group(1))
+        elif match.group(2) is not None:
+            steps.append(re.sub(r"\\(.)", r"\1", match.group(2)))
+        else:
+            steps.append(WILDCARD)
+        position = match.end()
+    path = Path(text, root, tuple(steps), function)
+    if len(_cache) < 10_000:
+        _cache[text] = path
+    return path
+
+
+def format_path(root: str, steps: tuple[Any, ...] | list[Any]) -> str:
+    parts = [root]
+    for step in steps:
+        if step is WILDCARD:
+            parts.append("[*]")
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", step):
+            parts.append("." + step)
+        else:
+            parts.append('["' + step.replace("\\", "\\\\").replace('"', '\\"') + '"]')
+    return "".join(parts)
+
+
+def select(path: Path, args: Any, result: Any) -> list[Any]:
+    """The values ``path`` addresses (without its function): one per array element under a
+    wildcard. A key absent from an object yields MISSING; a step into something that is
+    not an object or array yields nothing (the contract on the parent covers that)."""
+    current = [args if path.root == "args" else result]
+    for step in path.steps:
+        following: list[Any] = []
+        for value in current:
+            if step is WILDCARD:
+                if isinstance(value, list):
+                    following.extend(value)
+            elif isinstance(value, dict):
+                following.append(value.get(step, MISSING))
+        current = following
+    return current
+
+
+def evaluate(path: Path, args: Any, result: Any) -> list[Any]:
+    """Like :func:`select`, with the path's function applied (a single value then)."""
+    values = select(path, args, result)
+    if path.function is None:
+        return values
+    if path.function == "sum":
+        if path.has_wildcard:
+            numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+            return [sum(numbers)] if len(numbers) == len(values) else []
+        values = [v for v in values if isinstance(v, list)]
+        return [sum(x for x in v if isinstance(x, int | float)) for v in values]
+    out: list[Any] = []
+    for value in values:
+        if path.function == "len" and isinstance(value, list | dict | str):
+            out.append(len(value))
+        elif path.function == "keys" and isinstance(value, dict):
+            out.append(sorted(value))
+    return out
