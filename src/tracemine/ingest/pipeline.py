@@ -14,13 +14,17 @@ from pydantic import BaseModel
 from tracemine.errors import InputError
 from tracemine.ingest import store
 from tracemine.ingest.detect import detect_format, reader_for
-from tracemine.ingest.flatten import ValueColumns
 from tracemine.ingest.readers.base import BadRecord, Reader, Sink, dumps, excerpt
 from tracemine.ingest.source import BadUnit, file_hash, iter_units
 from tracemine.ingest.taskkey import TaskKey
 from tracemine.model.trace import CallRecord, RunRecord
 
 BATCH_CALLS = 20_000
+_PLAIN_CALL_COLUMNS = tuple(
+    name
+    for name in store.CALL_COLUMNS
+    if name not in ("call_key", "ingest_id", "arguments", "result")
+)
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz")
 
 
@@ -176,7 +180,7 @@ class _FileWriter:
         self.validate = validate
         self.ingest_id, self.next_key = store.next_ids(con)
         self.calls: dict[str, list[Any]] = {name: [] for name in store.CALL_COLUMNS}
-        self.values = ValueColumns()
+        self.first_key = self.next_key
         self.quarantine: dict[str, list[Any]] = {name: [] for name in store.QUARANTINE_COLUMNS}
         self.runs: dict[str, dict[str, Any]] = {}
         self.seq: dict[str, int] = {}
@@ -215,6 +219,13 @@ class _FileWriter:
         self.reader.finish(sink)
         self._absorb(sink)
         self._flush()
+        # one pass over the whole file's calls: DuckDB parallelises a large scan, while
+        # per-batch passes would each fit in one row group and run on one thread
+        if self.next_key > self.first_key:
+            span = [self.first_key, self.next_key - 1]
+            self.con.execute(store.flatten_sql("args"), span)
+            self.con.execute(store.flatten_sql("result"), span)
+            self.con.execute(store.mark_capped_sql(), span)
         self._write_runs()
         if self.reader.orders_by_time:
             self.con.execute(store.resequence_sql(), [self.ingest_id])
@@ -281,23 +292,15 @@ class _FileWriter:
         key = self.next_key
         self.next_key += 1
         cols = self.calls
-        for name in store.CALL_COLUMNS:
-            if name == "call_key":
-                cols[name].append(key)
-            elif name == "ingest_id":
-                cols[name].append(self.ingest_id)
-            elif name in ("arguments", "result"):
-                value = record[name]
-                cols[name].append(None if value is None else dumps(value))
-            else:
-                cols[name].append(record.get(name))
-        complete = True
-        if record["arguments"] is not None:
-            complete = self.values.add(key, "args", record["arguments"])
-        if record["status"] != "missing":
-            complete = self.values.add(key, "result", record["result"]) and complete
-        if not complete:
-            cols["anomalies"][-1] = [*(record["anomalies"] or []), "values_capped"]
+        cols["call_key"].append(key)
+        cols["ingest_id"].append(self.ingest_id)
+        arguments = record["arguments"]
+        cols["arguments"].append(None if arguments is None else dumps(arguments))
+        # a JSON null result is a fact ("null"); a missing one is SQL NULL
+        missing = record["status"] == "missing"
+        cols["result"].append(None if missing else dumps(record["result"]))
+        for name in _PLAIN_CALL_COLUMNS:
+            cols[name].append(record[name])
         self.report.calls += 1
         if record["status"] == "missing":
             self.report.calls_missing_result += 1
@@ -307,9 +310,6 @@ class _FileWriter:
         if self.calls["call_key"]:
             store.append(self.con, "calls", self.calls)
             self.calls = {name: [] for name in store.CALL_COLUMNS}
-        if len(self.values):
-            store.append(self.con, "json_values", self.values.as_dict())
-            self.values = ValueColumns()
         if self.quarantine["reason"]:
             store.append(self.con, "quarantine", self.quarantine)
             self.quarantine = {name: [] for name in store.QUARANTINE_COLUMNS}

@@ -27,12 +27,11 @@ class BadUnit:
 
 
 def open_binary(path: Path) -> IO[bytes]:
-    handle = open(path, "rb")  # noqa: SIM115 - returned to the caller
-    magic = handle.read(2)
-    handle.seek(0)
+    with open(path, "rb") as probe:
+        magic = probe.read(2)
     if magic == _GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=handle, mode="rb")
-    return handle
+        return gzip.open(path, "rb")
+    return open(path, "rb")
 
 
 def file_hash(path: Path) -> tuple[str, int]:

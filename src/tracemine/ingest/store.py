@@ -245,6 +245,57 @@ def upsert_runs(con: duckdb.DuckDBPyConnection, columns: dict[str, list[Any]]) -
         con.unregister("_tracemine_runs")
 
 
+MAX_ARRAY_ITEMS = 1000
+"""Array elements past this index are not flattened (the array's length still is)."""
+
+_PATH_FROM_FULLKEY = r"""
+CASE WHEN contains(t.fullkey, '"') THEN
+    regexp_replace(regexp_replace(regexp_replace(substr(t.fullkey, 2),
+        '\."([A-Za-z_][A-Za-z0-9_\-]*)"', '.\1', 'g'),
+        '\."((?:[^"\\]|\\.)*)"', '["\1"]', 'g'),
+        '\[[0-9]+\]', '[*]', 'g')
+ELSE regexp_replace(substr(t.fullkey, 2), '\[[0-9]+\]', '[*]', 'g') END
+"""
+
+
+def flatten_sql(side: str) -> str:
+    """SQL (parameters: first and last call_key) that flattens the ``arguments`` or the
+    ``result`` of a range of calls into ``json_values``: one row per leaf and per
+    array/object, array indices generalised to ``[*]``. DuckDB's ``json_tree`` does the
+    walking, vectorized, so ingest never walks values in Python."""
+    column = "arguments" if side == "args" else "result"
+    return rf"""
+    INSERT INTO json_values
+    SELECT c.call_key, '{side}',
+           '{side}' || {_PATH_FROM_FULLKEY},
+           CASE t.type WHEN 'OBJECT' THEN 'object' WHEN 'ARRAY' THEN 'array'
+                WHEN 'VARCHAR' THEN 'string' WHEN 'BOOLEAN' THEN 'boolean'
+                WHEN 'NULL' THEN 'null' WHEN 'DOUBLE' THEN 'number' ELSE 'integer' END,
+           CASE WHEN t.type IN ('UBIGINT', 'BIGINT', 'HUGEINT', 'DOUBLE')
+                THEN TRY_CAST(t.atom AS DOUBLE) END,
+           CASE WHEN t.type = 'VARCHAR' THEN left(t.value ->> '$', 256) END,
+           CASE WHEN t.type = 'BOOLEAN' THEN t.atom = 'true' END,
+           CASE t.type WHEN 'ARRAY' THEN json_array_length(t.value)
+                WHEN 'OBJECT' THEN len(json_keys(t.value))
+                WHEN 'VARCHAR' THEN length(t.value ->> '$') END,
+           TRY_CAST(regexp_extract(t.fullkey, '\[([0-9]+)\][^\[]*$', 1) AS INTEGER)
+    FROM calls c, json_tree(c.{column}) t
+    WHERE c.call_key BETWEEN $1 AND $2 AND c.{column} IS NOT NULL
+      AND NOT (contains(t.fullkey, '[') AND regexp_matches(t.fullkey, '\[[0-9]{{4,}}\]'))
+    """
+
+
+def mark_capped_sql() -> str:
+    """SQL (parameters: first and last call_key) flagging calls with arrays too long to
+    flatten whole."""
+    return f"""
+    UPDATE calls SET anomalies = list_append(anomalies, 'values_capped')
+    WHERE call_key IN (
+        SELECT DISTINCT call_key FROM json_values
+        WHERE call_key BETWEEN $1 AND $2 AND jtype = 'array' AND len > {MAX_ARRAY_ITEMS})
+    """
+
+
 def resequence_sql() -> str:
     """SQL (one parameter: ingest_id) that orders the calls of that file's runs by time."""
     return """
