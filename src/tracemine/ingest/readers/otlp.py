@@ -1,0 +1,324 @@
+"""OTLP JSON lines: what the OpenTelemetry file exporter writes, one export request a line::
+
+    {"resourceSpans": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "support-agent"}}]},
+      "scopeSpans": [{"scope": {"name": "agent-sdk"}, "spans": [
+        {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
+         "parentSpanId": "eee19b7ec3c1b173", "name": "execute_tool get_order",
+         "startTimeUnixNano": "1718000000000000000", "endTimeUnixNano": "1718000000150000000",
+         "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+                        {"key": "gen_ai.tool.name", "value": {"stringValue": "get_order"}}],
+         "status": {"code": 2, "message": "..."}}]}]}]}
+
+Attribute values are typed (``stringValue``, ``intValue`` as a string, ``doubleValue``,
+``boolValue``, ``arrayValue``, ``kvlistValue``); snake_case field names, as protobuf JSON
+parsers accept, are read too.
+
+Tool spans read:
+
+- GenAI ``execute_tool`` spans (``gen_ai.operation.name``): ``gen_ai.tool.name``,
+  ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result``
+  (semantic conventions 1.38 on). Before those existed, Pydantic AI's default (its
+  instrumentation version 2) named the span ``running tool`` and used ``tool_arguments`` /
+  ``tool_response``; both are read. The MCP conventions' ``tools/call`` spans are
+  ``execute_tool`` spans too; a JSON-RPC error on them (``rpc.response.status_code``) is a
+  protocol error.
+- OpenInference ``TOOL`` spans: ``tool.name``, ``input.value`` (the arguments),
+  ``output.value`` (the result), ``tool_call.id``. ``tool.parameters`` is the tool's JSON
+  schema, not the arguments, and is not read.
+
+Other spans are skipped. A span whose status is ERROR (or that has ``error.type``) is a tool
+error, a timeout or a cancellation by ``error.type``. The run is the conversation
+(``gen_ai.conversation.id``), else the session (``session.id``), else the
+trace, looked up on the tool span and then on any span of its trace; run metadata holds the
+resource attributes and those of root and agent spans, and names the key the run id came
+from. Spans of a trace arrive on many lines, so calls are kept until the end of the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from tracemine.ingest.readers.base import (
+    BadRecord,
+    Reader,
+    Sink,
+    as_float,
+    as_int,
+    as_str,
+    loads,
+    parse_arguments,
+    parse_result_text,
+    parse_time,
+)
+
+_VALUE_KEYS = {
+    "string_value": "stringValue", "int_value": "intValue", "double_value": "doubleValue",
+    "bool_value": "boolValue", "array_value": "arrayValue", "kvlist_value": "kvlistValue",
+    "bytes_value": "bytesValue",
+}  # fmt: skip
+_RESOURCE_SPANS = ("resourceSpans", "resource_spans")
+# instrumentationLibrarySpans: the name before OTLP 0.15
+_SCOPE_SPANS = ("scopeSpans", "scope_spans", "instrumentationLibrarySpans")
+_ERROR_CODES = {2, "2", "STATUS_CODE_ERROR", "ERROR"}
+# not mcp.session.id: one MCP connection may serve many agent runs
+_SESSION_KEYS = ("session.id",)
+_TASK_KEYS = ("task_id", "task.id")
+_TRACE_KEYS = (("conversation", "gen_ai.conversation.id"), *((k, k) for k in _SESSION_KEYS))
+_AGENT_OPERATIONS = {"invoke_agent", "create_agent"}
+# prompt and message content is large and says nothing about the run as a whole
+_CONTENT_PREFIXES = (
+    "gen_ai.input.", "gen_ai.output.", "gen_ai.system_instructions", "gen_ai.tool.definitions",
+    "gen_ai.prompt", "gen_ai.completion", "llm.", "input.", "output.", "events",
+    "logfire.", "all_messages_events", "final_result",
+    # what the root span is, not what the run is
+    "gen_ai.operation.name", "openinference.span.kind",
+)  # fmt: skip
+
+
+def _value(raw: Any) -> Any:
+    if not isinstance(raw, dict):
+        return raw
+    for key, value in raw.items():
+        kind = _VALUE_KEYS.get(key, key)
+        if kind == "stringValue" or kind == "bytesValue":
+            return value
+        if kind == "intValue":
+            number = as_int(value)
+            return number if number is not None else value
+        if kind == "doubleValue":
+            return as_float(value)
+        if kind == "boolValue":
+            return bool(value)
+        if kind == "arrayValue":
+            items = value.get("values") if isinstance(value, dict) else None
+            return [_value(item) for item in items or []]
+        if kind == "kvlistValue":
+            return _attributes(value.get("values") if isinstance(value, dict) else None)
+    return None
+
+
+def _attributes(raw: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for item in raw if isinstance(raw, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("key"), str):
+            found[item["key"]] = _value(item.get("value"))
+    return found
+
+
+def _first(attrs: dict[str, Any], *keys: str) -> Any:
+    return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
+
+
+def _run_facts(attrs: dict[str, Any]) -> dict[str, Any]:
+    """Attributes worth keeping on the run: small values, no message content."""
+    facts: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if key.startswith(_CONTENT_PREFIXES):
+            continue
+        if key == "metadata" and isinstance(value, str):  # OpenInference: a JSON object
+            with contextlib.suppress(ValueError):
+                value = loads(value)
+        scalar = isinstance(value, str | int | float | bool)
+        short_list = isinstance(value, list) and len(value) <= 20
+        if (
+            scalar
+            or (key == "metadata" and value)
+            or (short_list and all(isinstance(v, str | int | float | bool) for v in value))
+        ):
+            facts[key] = value
+    return facts
+
+
+def _tool_kind(span: dict[str, Any], attrs: dict[str, Any]) -> str | None:
+    name = span.get("name") if isinstance(span.get("name"), str) else ""
+    if attrs.get("gen_ai.operation.name") == "execute_tool":
+        return "genai"
+    if "gen_ai.tool.name" in attrs and (name == "running tool" or name.startswith("execute_tool")):
+        return "genai"
+    if attrs.get("openinference.span.kind") == "TOOL":
+        return "openinference"
+    return None
+
+
+class OtlpReader(Reader):
+    name = "otlp"
+    priority = 20
+    orders_by_time = True
+
+    def __init__(self, source_file: str) -> None:
+        super().__init__(source_file)
+        self.calls: list[tuple[str, dict[str, Any]]] = []  # (trace id, call)
+        self.traces: dict[str, dict[str, Any]] = {}  # trace id -> what its spans say
+
+    @classmethod
+    def sniff(cls, unit: Any) -> bool:
+        return isinstance(unit, dict) and any(
+            isinstance(unit.get(key), list) for key in _RESOURCE_SPANS
+        )
+
+    def feed(self, unit: Any, line: int, out: Sink) -> None:
+        rs_key = next((k for k in _RESOURCE_SPANS if isinstance(unit, dict) and k in unit), None)
+        if rs_key is None or not isinstance(unit[rs_key], list):
+            raise BadRecord("expected an OTLP export object with a 'resourceSpans' array")
+        for r, resource_spans in enumerate(unit[rs_key]):
+            if not isinstance(resource_spans, dict):
+                continue
+            resource = resource_spans.get("resource")
+            resource_attrs = _attributes(resource.get("attributes") if resource else None)
+            ss_key = next((k for k in _SCOPE_SPANS if k in resource_spans), _SCOPE_SPANS[0])
+            for s, scope_spans in enumerate(resource_spans.get(ss_key) or []):
+                spans = scope_spans.get("spans") if isinstance(scope_spans, dict) else None
+                for i, span in enumerate(spans or []):
+                    pointer = f"/{rs_key}/{r}/{ss_key}/{s}/spans/{i}"
+                    if isinstance(span, dict):
+                        self._span(span, resource_attrs, line, pointer, out)
+                    else:
+                        out.quarantine(line, pointer, "span is not an object", span)
+
+    def _span(
+        self, span: dict[str, Any], resource: dict[str, Any], line: int, ptr: str, out: Sink
+    ) -> None:
+        attrs = _attributes(span.get("attributes"))
+        trace_id = as_str(span.get("traceId", span.get("trace_id"))) or ""
+        trace = self.traces.setdefault(trace_id, {"facts": {}})
+        for key, attr in _TRACE_KEYS:
+            if attrs.get(attr) is not None:
+                trace.setdefault(key, as_str(attrs[attr]))
+        for key, value in _run_facts(resource).items():
+            trace["facts"].setdefault(key, value)
+        parent = span.get("parentSpanId", span.get("parent_span_id"))
+        if (
+            not parent
+            or attrs.get("gen_ai.operation.name") in _AGENT_OPERATIONS
+            or attrs.get("openinference.span.kind") == "AGENT"
+        ):
+            for key, value in _run_facts(attrs).items():
+                trace["facts"].setdefault(key, value)
+        kind = _tool_kind(span, attrs)
+        if kind is None:
+            return  # model calls, agent and chain spans: understood, not tool calls
+        call = self._call(span, attrs, kind, line, ptr, out)
+        if call is not None:
+            self.calls.append((trace_id, call))
+
+    def _call(
+        self,
+        span: dict[str, Any],
+        attrs: dict[str, Any],
+        kind: str,
+        line: int,
+        pointer: str,
+        out: Sink,
+    ) -> dict[str, Any] | None:
+        anomalies: list[str] = []
+        tool = as_str(_first(attrs, "gen_ai.tool.name", "tool.name"))
+        span_name = span.get("name") if isinstance(span.get("name"), str) else ""
+        if tool is None and kind == "genai" and span_name.startswith("execute_tool "):
+            # the conventions name the span "execute_tool {gen_ai.tool.name}"
+            tool, anomalies = span_name.split(" ", 1)[1].strip() or None, ["tool_name_from_span"]
+        if not tool:
+            out.quarantine(line, pointer, f"{kind} tool span without a tool name", span)
+            return None
+        raw_args = _first(attrs, "gen_ai.tool.call.arguments", "tool_arguments", "input.value")
+        if attrs.get("input.mime_type") == "text/plain" and isinstance(raw_args, str):
+            arguments_raw, arguments, args_error = raw_args, parse_result_text(raw_args), None
+        else:
+            arguments_raw, arguments, args_error = parse_arguments(raw_args)
+        result = _first(attrs, "gen_ai.tool.call.result", "tool_response", "output.value")
+        result_text = result if isinstance(result, str) else None
+        if result_text is not None:
+            result = parse_result_text(result_text)
+        status, error_type, error_message = _status(span, attrs)
+        start = as_int(span.get("startTimeUnixNano", span.get("start_time_unix_nano")))
+        end = as_int(span.get("endTimeUnixNano", span.get("end_time_unix_nano")))
+        # an MCP tools/call span without a model call id still has its JSON-RPC id
+        call_id = as_str(_first(attrs, "gen_ai.tool.call.id", "tool_call.id", "jsonrpc.request.id"))
+        return self.new_call(
+            source_line=line,
+            source_pointer=pointer,
+            run_id="",  # decided at the end of the file, when the whole trace is known
+            session_id=as_str(_first(attrs, *_SESSION_KEYS)),
+            call_id=call_id,
+            result_call_id=call_id,
+            id_pairing="inferred",  # the span holds both the call and its result
+            tool=tool,
+            server=as_str(attrs.get("server.address")) if "mcp.method.name" in attrs else None,
+            arguments_raw=arguments_raw,
+            arguments=arguments,
+            arguments_error=args_error,
+            result=result,
+            result_text=result_text,
+            status=status,
+            error_type=error_type,
+            error_message=error_message,
+            started_at=parse_time(start) if start else None,
+            ended_at=parse_time(end) if end else None,
+            duration_ms=(end - start) / 1e6 if start and end else None,
+            anomalies=anomalies,
+            # the run lookup needs the span's own conversation id; removed in finish
+            _conversation=as_str(attrs.get("gen_ai.conversation.id")),
+        )
+
+    def finish(self, out: Sink) -> None:
+        runs: dict[str, dict[str, Any]] = {}
+        for trace_id, call in self.calls:
+            trace = self.traces.get(trace_id, {"facts": {}})
+            conversation = call.pop("_conversation") or trace.get("conversation")
+            session = call["session_id"] or next(
+                (trace[k] for k in _SESSION_KEYS if trace.get(k)), None
+            )
+            if conversation:
+                run_id, source = conversation, "conversation_id"
+            elif session:
+                run_id, source = session, "session_id"
+            else:
+                run_id, source = trace_id or self.default_run_id(call["source_line"]), "trace_id"
+            facts = trace["facts"]
+            nested = facts.get("metadata") if isinstance(facts.get("metadata"), dict) else {}
+            task_id = as_str(_first(facts, *_TASK_KEYS) or _first(nested, *_TASK_KEYS))
+            call.update(run_id=run_id, session_id=session, task_id=task_id)
+            run = runs.get(run_id)
+            if run is None:
+                run = runs[run_id] = self.new_run(
+                    run_id=run_id,
+                    session_id=session,
+                    task_id=task_id,
+                    trial=as_int(
+                        _first(facts, "trial") if "trial" in facts else nested.get("trial")
+                    ),
+                    metadata={"run_id_source": source, "trace_ids": []},
+                )
+            for key, value in facts.items():
+                run["metadata"].setdefault(key, value)
+            if trace_id and trace_id not in run["metadata"]["trace_ids"]:
+                run["metadata"]["trace_ids"].append(trace_id)
+            out.call(call)
+        for run in runs.values():
+            out.run(run)
+        self.calls.clear()
+        self.traces.clear()
+
+
+def _status(span: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    status = span.get("status") if isinstance(span.get("status"), dict) else {}
+    error_type = as_str(attrs.get("error.type"))
+    if status.get("code") not in _ERROR_CODES and error_type is None:
+        return "ok", None, None
+    exception: dict[str, Any] = {}
+    for event in span.get("events") or []:
+        if isinstance(event, dict) and event.get("name") == "exception":
+            exception = _attributes(event.get("attributes"))
+            break
+    error_type = error_type or as_str(exception.get("exception.type"))
+    message = as_str(status.get("message")) or as_str(exception.get("exception.message"))
+    lowered = (error_type or "").lower()
+    rpc_code = as_str(attrs.get("rpc.response.status_code"))
+    if "timeout" in lowered or "timedout" in lowered or "deadline" in lowered:
+        return "timeout", error_type, message
+    if "cancel" in lowered:
+        return "cancelled", error_type, message
+    if rpc_code is not None and rpc_code.upper() != "OK":
+        return "protocol_error", error_type or rpc_code, message  # JSON-RPC error response
+    return "tool_error", error_type, message
