@@ -15,7 +15,9 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "ingest"
 CASES = sorted(
     p
     for p in FIXTURES.rglob("*")
-    if p.is_file() and not p.name.endswith(".golden.json") and p.suffix in (".json", ".jsonl", ".gz")
+    if p.is_file()
+    and not p.name.endswith(".golden.json")
+    and p.suffix in (".json", ".jsonl", ".gz")
 )
 
 

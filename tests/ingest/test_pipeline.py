@@ -1,0 +1,144 @@
+"""Ingest behaviour: idempotence, --replace, atomicity, gzip, folders, task keys, errors."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tracemine.errors import InputError, StoreError, TaskKeyError, UnknownFormatError
+from tracemine.ingest import ingest, stats
+from tracemine.ingest.readers.flat import FlatReader
+
+
+def _write(path: Path, lines: list[dict | str]) -> Path:
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return path
+
+
+def _calls(n: int, run: str = "run-a-t1", task: str | None = None) -> list[dict]:
+    out = []
+    for i in range(n):
+        line = {"run_id": run, "tool": "get", "call_id": f"c{i}", "arguments": {"i": i},
+                "result": {"i": i, "ok": True}}  # fmt: skip
+        if task:
+            line["task_id"] = task
+        out.append(line)
+    return out
+
+
+def _count(db: Path, table: str) -> int:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+    finally:
+        con.close()
+
+
+def test_reingesting_the_same_file_adds_nothing_and_replace_rereads(tmp_path: Path) -> None:
+    src = _write(tmp_path / "a.jsonl", _calls(5, task="t"))
+    db = tmp_path / "s.duckdb"
+    first = ingest([src], db)
+    assert first.files[0].outcome == "ingested" and first.files[0].calls == 5
+    again = ingest([src], db)
+    assert again.files[0].outcome == "skipped" and _count(db, "calls") == 5
+    values = _count(db, "json_values")
+    replaced = ingest([src], db, replace=True)
+    assert replaced.files[0].outcome == "replaced"
+    assert _count(db, "calls") == 5 and _count(db, "json_values") == values
+    assert _count(db, "ingests") == 1
+
+
+def test_interrupted_file_leaves_the_store_as_it_was(tmp_path: Path, monkeypatch) -> None:
+    db = tmp_path / "s.duckdb"
+    ingest([_write(tmp_path / "a.jsonl", _calls(3, task="t"))], db)
+    before = (_count(db, "calls"), _count(db, "json_values"), _count(db, "runs"))
+    big = _write(tmp_path / "b.jsonl", _calls(50_000, run="run-b", task="t"))
+    original = FlatReader.feed
+    seen = {"n": 0}
+
+    def feed(self, unit, line, out):
+        seen["n"] += 1
+        if seen["n"] == 45_000:  # after at least one batch was written
+            raise KeyboardInterrupt
+        return original(self, unit, line, out)
+
+    monkeypatch.setattr(FlatReader, "feed", feed)
+    with pytest.raises(KeyboardInterrupt):
+        ingest([big], db)
+    assert (_count(db, "calls"), _count(db, "json_values"), _count(db, "runs")) == before
+    assert _count(db, "ingests") == 1
+
+
+def test_gzip_and_folders(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    payload = "".join(json.dumps(x) + "\n" for x in _calls(4, task="t"))
+    with gzip.open(folder / "a.jsonl.gz", "wt") as handle:
+        handle.write(payload)
+    _write(folder / "b.jsonl", _calls(2, run="other", task="u"))
+    (folder / "notes.txt").write_text("ignored")
+    report = ingest([folder], tmp_path / "s.duckdb")
+    assert [f.calls for f in report.files] == [4, 2]
+
+
+def test_task_key_field_and_regex(tmp_path: Path) -> None:
+    lines = [dict(x, run_metadata={"scenario": {"name": "refunds"}}) for x in _calls(2)]
+    src = _write(tmp_path / "a.jsonl", lines)
+    db = tmp_path / "s.duckdb"
+    ingest([src], db, task_key="regex:^run-(?P<task>[a-z]+)-t\\d+$")
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT task_id, task_id_source FROM runs").fetchall() == [
+        ("a", "configured")
+    ]
+    con.close()
+    db2 = tmp_path / "s2.duckdb"
+    ingest([src], db2, task_key="scenario.name")
+    con = duckdb.connect(str(db2), read_only=True)
+    assert con.execute("SELECT task_id FROM runs").fetchall() == [("refunds",)]
+    con.close()
+    with pytest.raises(TaskKeyError):
+        ingest([src], db2, task_key="regex:(")
+
+
+def test_explicit_task_id_and_runs_without_task(tmp_path: Path) -> None:
+    src = _write(tmp_path / "a.jsonl", _calls(2, run="r1", task="t1") + _calls(1, run="r2"))
+    report = ingest([src], tmp_path / "s.duckdb")
+    assert report.files[0].runs == 2 and report.files[0].runs_without_task == 1
+    summary = stats(tmp_path / "s.duckdb")
+    assert summary.tasks == 1 and summary.runs_without_task == 1 and summary.calls == 3
+
+
+def test_user_mistakes_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        ingest([tmp_path / "nope.jsonl"], tmp_path / "s.duckdb")
+    odd = _write(tmp_path / "odd.jsonl", [{"hello": 1}])
+    with pytest.raises(UnknownFormatError, match=r"odd.jsonl.*no reader recognises"):
+        ingest([odd], tmp_path / "s.duckdb")
+    with pytest.raises(UnknownFormatError, match="unknown format 'xml'"):
+        ingest([odd], tmp_path / "s.duckdb", format="xml")
+    not_store = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(not_store))
+    con.execute("CREATE TABLE x (a INT)")
+    con.close()
+    with pytest.raises(StoreError, match="not a tracemine store"):
+        ingest([_write(tmp_path / "a.jsonl", _calls(1))], not_store)
+
+
+def test_quarantine_keeps_file_line_and_reason(tmp_path: Path) -> None:
+    src = _write(
+        tmp_path / "a.jsonl",
+        [*_calls(1, task="t"), "{broken", {"run_id": "r", "arguments": {}}, '"just a string"'],
+    )
+    report = ingest([src], tmp_path / "s.duckdb")
+    f = report.files[0]
+    assert (f.units_read, f.units_stored, f.units_quarantined) == (4, 1, 3)
+    con = duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True)
+    rows = con.execute("SELECT source_line, reason FROM quarantine ORDER BY 1").fetchall()
+    con.close()
+    assert [r[0] for r in rows] == [2, 3, 4]
+    assert "invalid JSON" in rows[0][1]
+    assert "tool" in rows[1][1]
