@@ -20,6 +20,10 @@ from tracemine.ingest.taskkey import TaskKey
 from tracemine.model.trace import CallRecord, RunRecord
 
 BATCH_CALLS = 20_000
+INGEST_MEMORY_LIMIT = "512MB"
+# values are flattened by DuckDB every this many calls: large enough to use both cores,
+# small enough that one statement's working memory stays bounded
+FLATTEN_CALLS = 200_000
 _PLAIN_CALL_COLUMNS = tuple(
     name
     for name in store.CALL_COLUMNS
@@ -110,7 +114,8 @@ def ingest(
     # every file's reader is known before the store is touched: a file no reader
     # recognises is a mistake to fix, not something to discover halfway through a batch
     formats = {path: format or detect_format(path) for path in files}
-    con = store.connect(db)
+    # ingest streams: DuckDB spills what does not fit, so memory stays flat with file size
+    con = store.connect(db, memory_limit=INGEST_MEMORY_LIMIT)
     reports = []
     try:
         for path in files:
@@ -218,14 +223,7 @@ class _FileWriter:
         sink = Sink()
         self.reader.finish(sink)
         self._absorb(sink)
-        self._flush()
-        # one pass over the whole file's calls: DuckDB parallelises a large scan, while
-        # per-batch passes would each fit in one row group and run on one thread
-        if self.next_key > self.first_key:
-            span = [self.first_key, self.next_key - 1]
-            self.con.execute(store.flatten_sql("args"), span)
-            self.con.execute(store.flatten_sql("result"), span)
-            self.con.execute(store.mark_capped_sql(), span)
+        self._flush(final=True)
         self._write_runs()
         if self.reader.orders_by_time:
             self.con.execute(store.resequence_sql(), [self.ingest_id])
@@ -306,10 +304,18 @@ class _FileWriter:
             self.report.calls_missing_result += 1
 
     # -- writing -------------------------------------------------------------------------
-    def _flush(self) -> None:
+    def _flush(self, final: bool = False) -> None:
         if self.calls["call_key"]:
             store.append(self.con, "calls", self.calls)
             self.calls = {name: [] for name in store.CALL_COLUMNS}
+        if self.next_key > self.first_key and (
+            final or self.next_key - self.first_key >= FLATTEN_CALLS
+        ):
+            span = [self.first_key, self.next_key - 1]
+            self.con.execute(store.flatten_sql("args"), span)
+            self.con.execute(store.flatten_sql("result"), span)
+            self.con.execute(store.mark_capped_sql(), span)
+            self.first_key = self.next_key
         if self.quarantine["reason"]:
             store.append(self.con, "quarantine", self.quarantine)
             self.quarantine = {name: [] for name in store.QUARANTINE_COLUMNS}

@@ -13,6 +13,7 @@ View
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -134,15 +135,24 @@ QUARANTINE_COLUMNS = (
 )  # fmt: skip
 
 
-def connect(db: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open (and, unless read-only, create) a tracemine store."""
+def connect(
+    db: str | Path, *, read_only: bool = False, memory_limit: str | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Open (and, unless read-only, create) a tracemine store. ``memory_limit`` bounds
+    DuckDB's buffers (it spills to disk past it); ``TRACEMINE_DUCKDB_MEMORY`` overrides."""
     path = Path(db)
     if read_only and not path.exists():
         raise StoreError(f"{path}: no such database; run `tracemine ingest` first")
     try:
-        con = duckdb.connect(str(path), read_only=read_only)
+        # insertion order is not part of any table's meaning (call_key and seq are), and
+        # keeping it makes DuckDB buffer large inserts in memory
+        config: dict[str, object] = {"preserve_insertion_order": False}
+        if limit := os.environ.get("TRACEMINE_DUCKDB_MEMORY") or memory_limit:
+            config["memory_limit"] = limit
+        con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
         raise StoreError(f"{path}: cannot open as a DuckDB database: {exc}") from None
+    con.execute("SET enable_progress_bar = false")  # progress is the CLI's to show
     try:
         tables = {row[0] for row in con.execute("SHOW TABLES").fetchall()}
         if not read_only:
