@@ -1,0 +1,81 @@
+"""Writers of runs (see :mod:`tracemine.simulate`) to trace files ingest reads: one module a
+format, each with ``write_run(run) -> list[dict]`` giving the file's units for one run.
+
+Runs read back by :func:`tracemine.ingest.read_traces` and regrouped by
+:func:`runs_from_records` write again, so the fault injector reuses these writers.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from tracemine.errors import InputError
+from tracemine.simulate.formats import flat, openai_chat, otlp
+
+FORMATS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
+    "openai_chat": openai_chat.write_run,
+    "otlp": otlp.write_run,
+    "flat": flat.write_run,
+}
+_RUN_KEYS = ("task_id", "trial", "family", "reward", "run_outcome")
+
+
+def dump_line(unit: Any) -> str:
+    """One JSONL line: compact, keys in the order built, non-ASCII kept."""
+    return json.dumps(unit, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def write_traces(runs: Iterable[dict[str, Any]], path: str | Path, format: str) -> Path:
+    """Write ``runs`` to ``path`` as JSONL in ``format`` (``openai_chat``, ``otlp`` or
+    ``flat``); a path ending in ``.gz`` is gzip-compressed with a fixed header, so the
+    same runs always give the same bytes."""
+    writer = FORMATS.get(format)
+    if writer is None:
+        raise InputError(f"unknown trace format {format!r}; choose one of: {', '.join(FORMATS)}")
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.StringIO()
+    for run in runs:
+        for unit in writer(run):
+            buffer.write(dump_line(unit))
+            buffer.write("\n")
+    data = buffer.getvalue().encode("utf-8")
+    if target.name.endswith(".gz"):
+        # mtime=0 and no file name in the header: the bytes depend on the content only
+        out = io.BytesIO()
+        with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=9) as gz:
+            gz.write(data)
+        data = out.getvalue()
+    target.write_bytes(data)
+    return target
+
+
+def runs_from_records(
+    runs: Iterable[dict[str, Any]], calls: Iterable[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Group normalized call records (as :func:`tracemine.ingest.read_traces` gives them)
+    into runs the writers take, in the order the runs were first seen."""
+    by_run: dict[str, dict[str, Any]] = {}
+    for record in runs:
+        run = {"run_id": record["run_id"], **{k: record.get(k) for k in _RUN_KEYS}}
+        metadata = record.get("metadata") or {}
+        for key in _RUN_KEYS:
+            # formats without a place for them keep these in run metadata (OTLP attributes)
+            if run[key] is None:
+                run[key] = metadata.get(f"tracemine.{key}")
+        for key in ("instruction", "final_text", "started_at", "ended_at"):
+            if isinstance(metadata.get(key), str):
+                run[key] = metadata[key]
+        run["calls"] = []
+        by_run[record["run_id"]] = run
+    for call in calls:
+        run = by_run.setdefault(call["run_id"], {"run_id": call["run_id"], "calls": []})
+        run["calls"].append(dict(call))
+    for run in by_run.values():
+        run["calls"].sort(key=lambda c: c.get("seq") if c.get("seq") is not None else 0)
+    return list(by_run.values())
