@@ -63,14 +63,17 @@ def ingest_command(
 
 def render(report: IngestReport) -> None:
     table = Table(title=f"ingest → {report.db}", title_justify="left")
-    for name in ("file", "format", "outcome", "read", "stored", "quarantined", "runs", "calls",
-                 "no result", "runs w/o task", "s"):  # fmt: skip
-        table.add_column(name, justify="left" if name in ("file", "format", "outcome") else "right")
+    table.add_column("file", overflow="fold")
+    table.add_column("format")
+    table.add_column("outcome")
+    table.add_column("read = stored + quar.", justify="right")
+    for name in ("runs", "calls", "missing", "s"):
+        table.add_column(name, justify="right")
     for f in report.files:
         table.add_row(
-            f.source_file, f.source_format or "", f.outcome, str(f.units_read),
-            str(f.units_stored), str(f.units_quarantined + f.items_quarantined), str(f.runs),
-            str(f.calls), str(f.calls_missing_result), str(f.runs_without_task), f"{f.seconds:.2f}",
+            Path(f.source_file).name, f.source_format or "", f.outcome,
+            f"{f.units_read} = {f.units_stored} + {f.units_quarantined}", str(f.runs),
+            str(f.calls), str(f.calls_missing_result), f"{f.seconds:.1f}",
         )  # fmt: skip
     console.print(table)
     for f in report.files:
