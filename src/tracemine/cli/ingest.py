@@ -6,7 +6,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from tracemine.cli._common import DbOption, JsonOption, console, err_console, print_json, run
@@ -44,7 +51,7 @@ def ingest_command(
             TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
             console=err_console, transient=True,
         ) as bar:  # fmt: skip
-            tasks: dict[str, int] = {}
+            tasks: dict[str, TaskID] = {}
 
             def progress(name: str, done: int, size: int) -> None:
                 if name not in tasks:

@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import ijson
 
@@ -30,7 +30,7 @@ def open_binary(path: Path) -> IO[bytes]:
     with open(path, "rb") as probe:
         magic = probe.read(2)
     if magic == _GZIP_MAGIC:
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     return open(path, "rb")
 
 

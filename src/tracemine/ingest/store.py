@@ -146,7 +146,9 @@ def connect(
     try:
         # insertion order is not part of any table's meaning (call_key and seq are), and
         # keeping it makes DuckDB buffer large inserts in memory
-        config: dict[str, object] = {"preserve_insertion_order": False}
+        config: dict[str, str | bool | int | float | list[str]] = {
+            "preserve_insertion_order": False
+        }
         if limit := os.environ.get("TRACEMINE_DUCKDB_MEMORY") or memory_limit:
             config["memory_limit"] = limit
         con = duckdb.connect(str(path), read_only=read_only, config=config)

@@ -12,7 +12,8 @@ _FAMILY_KEYS = ("family", "task_type", "task_family", "category", "domain")
 
 def run_fields(wrapper: dict[str, Any]) -> dict[str, Any]:
     """Grouping fields found on a run's wrapper object (result files, call logs)."""
-    metadata = wrapper.get("metadata") if isinstance(wrapper.get("metadata"), dict) else {}
+    raw_metadata = wrapper.get("metadata")
+    metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
     merged: dict[str, Any] = {**metadata}
     for name, value in wrapper.items():
         if name != "metadata" and not isinstance(value, dict | list):
