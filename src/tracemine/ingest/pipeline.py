@@ -376,7 +376,9 @@ def read_traces(path: str | Path, format: str | None = None) -> Traces:
         for run in sink.runs:
             known = runs.setdefault(run["run_id"], dict(run))
             for field, value in run.items():
-                if known.get(field) is None and value is not None:
+                if field == "metadata" and value:
+                    known["metadata"] = {**value, **(known.get("metadata") or {})}
+                elif known.get(field) is None and value is not None:
                     known[field] = value
         calls.extend(sink.calls)
 

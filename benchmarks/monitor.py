@@ -1,0 +1,164 @@
+"""How long ``Monitor.check`` takes per call, next to fastjsonschema on the same result.
+
+    python benchmarks/monitor.py [--calls 20000]
+
+Prints p50 and p99 microseconds per check for an order result with 20 applicable
+contracts, the time fastjsonschema needs to validate the equivalent JSON Schema (the
+unary contracts; JSON Schema cannot say ``equals``, ``le`` or ``sum_equals``, so the
+schema does slightly less work), and how both grow with 5, 20 and 80 contracts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+import fastjsonschema
+
+from tracemine.model.contract import Contract, ContractFile
+from tracemine.monitor import Monitor
+
+ARGS = {"order_id": "#W0000001", "limit": 10}
+RESULT: dict[str, Any] = {
+    "order_id": "#W0000001",
+    "status": "delivered",
+    "currency": "USD",
+    "total": 61.5,
+    "created_at": "2024-05-01T10:20:30Z",
+    "customer": {"id": "u_1234", "email": "someone@example.com"},
+    "items": [{"sku": f"SKU-{i}", "qty": i + 1, "price": 4.1 * (i + 1)} for i in range(5)],
+    "extra": {f"f{i}": i * 3 for i in range(30)},
+}
+
+BASE: list[tuple[str, list[str], dict[str, Any]]] = [
+    ("present", ["result.order_id"], {}),
+    ("pattern", ["result.order_id"], {"regex": "^#W[0-9]{7}$"}),
+    ("one_of", ["result.status"], {"values": ["pending", "delivered", "cancelled"]}),
+    ("type", ["result.total"], {"type": "number"}),
+    ("non_negative", ["result.total"], {}),
+    ("format", ["result.currency"], {"format": "currency"}),
+    ("format", ["result.created_at"], {"format": "date-time"}),
+    ("equals", ["result.order_id", "args.order_id"], {}),
+    ("type", ["result.customer.id"], {"type": "string"}),
+    ("non_empty", ["result.items"], {}),
+    ("length", ["result.items"], {"min": 1, "max": 50}),
+    ("type", ["result.items"], {"type": "array"}),
+    ("positive", ["result.items[*].qty"], {}),
+    ("non_negative", ["result.items[*].price"], {}),
+    ("type", ["result.items[*].sku"], {"type": "string"}),
+    ("le", ["len(result.items)", "args.limit"], {}),
+    ("not_null", ["result.status"], {}),
+    ("present", ["result.customer"], {}),
+    ("range", ["result.total"], {"min": 0, "max": 100000}),
+    ("sum_equals", ["sum(result.items[*].price)", "result.total"], {"tolerance": 0.01}),
+]
+EXTRA = [
+    (kind, [f"result.extra.f{i}"], params)
+    for i in range(30)
+    for kind, params in (
+        ("type", {"type": "integer"}),
+        ("non_negative", {}),
+        ("range", {"min": 0, "max": 1000}),
+    )
+]
+
+
+def contracts(n: int) -> list[Contract]:
+    chosen = (BASE + EXTRA)[:n] if n >= len(BASE) else BASE[:n]
+    return [Contract(tool="get_order", side="result", kind=kind, paths=paths, params=params,
+                     status="accepted") for kind, paths, params in chosen]  # fmt: skip
+
+
+def schema_for(items: list[Contract]) -> dict[str, Any]:
+    """The JSON Schema saying what the unary contracts say."""
+    root: dict[str, Any] = {"type": "object"}
+    for c in items:
+        path = c.paths[0]
+        if c.kind in ("equals", "le", "sum_equals") or path.startswith(("len(", "sum(")):
+            continue
+        node = root
+        for step in path.removeprefix("result.").split("."):
+            many = step.endswith("[*]")
+            name = step.removesuffix("[*]")
+            node.setdefault("type", "object")
+            required = node.setdefault("required", [])
+            if c.kind == "present" and name not in required:
+                required.append(name)
+            node = node.setdefault("properties", {}).setdefault(name, {})
+            if many:
+                node = node.setdefault("items", {})
+        params = c.params
+        fragment: dict[str, Any] = {
+            "pattern": {"pattern": params.get("regex")},
+            "one_of": {"enum": params.get("values")},
+            "type": {"type": params.get("type")},
+            "non_negative": {"minimum": 0},
+            "positive": {"exclusiveMinimum": 0},
+            "format": {"format": params.get("format")},
+            "non_empty": {"minItems": 1},
+            "length": {"minItems": params.get("min"), "maxItems": params.get("max")},
+            "not_null": {"not": {"type": "null"}},
+            "range": {"minimum": params.get("min"), "maximum": params.get("max")},
+        }.get(c.kind, {})
+        node.update(fragment)
+    return root
+
+
+def timings(*fns: Callable[[], Any], calls: int) -> list[tuple[float, float]]:
+    """p50 and p99 µs of each function. The functions are timed in turn, call by call, so
+    that a busy machine slows all of them alike and the comparison stays fair."""
+    for _ in range(min(2000, calls)):
+        for fn in fns:
+            fn()
+    samples: list[list[int]] = [[] for _ in fns]
+    clock = time.perf_counter_ns
+    for _ in range(calls):
+        for fn, out in zip(fns, samples, strict=True):
+            start = clock()
+            fn()
+            out.append(clock() - start)
+    figures = []
+    for out in samples:
+        out.sort()
+        figures.append((out[len(out) // 2] / 1000, out[int(len(out) * 0.99)] / 1000))
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=20000)
+    calls = parser.parse_args().calls
+    formats = {"currency": r"^[A-Z]{3}$"}
+    print(f"{'contracts':>9} {'monitor p50':>12} {'p99':>8} {'fastjsonschema p50':>19} "
+          f"{'p99':>8}   (µs per check, {calls} checks)")  # fmt: skip
+    for n in (5, 20, 80):
+        items = contracts(n)
+        monitor = Monitor.from_dict(ContractFile(contracts=items).model_dump(mode="json"))
+        receipt = monitor.check("get_order", ARGS, RESULT)
+        assert receipt.ok and receipt.coverage == "full", receipt
+        validate = fastjsonschema.compile(schema_for(items), formats=formats)
+        validate(RESULT)
+        (p50, p99), (s50, s99) = timings(
+            lambda m=monitor: m.check("get_order", ARGS, RESULT),
+            lambda v=validate: v(RESULT),
+            calls=calls,
+        )
+        print(f"{n:>9} {p50:>12.1f} {p99:>8.1f} {s50:>19.1f} {s99:>8.1f}")
+    bad = dict(RESULT, items=[], total=-1)
+    monitor = Monitor.from_dict(ContractFile(contracts=contracts(20)).model_dump(mode="json"))
+    broken = len(monitor.check("get_order", ARGS, bad).violations)
+    ((p50, p99),) = timings(lambda: monitor.check("get_order", ARGS, bad), calls=calls // 4)
+    print(f"20 contracts, result violating {broken}: p50 {p50:.1f} µs, p99 {p99:.1f} µs")
+    run = monitor.start_run("bench")
+    ((p50, _),) = timings(
+        lambda: monitor.check("get_order", ARGS, RESULT, call_id="c", run=run), calls=2000
+    )
+    print(f"20 contracts, recording into a run: p50 {p50:.1f} µs")
+    print(f"python {platform.python_version()}, fastjsonschema {fastjsonschema.VERSION}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""``check``: replay recorded traces through the runtime monitor — a regression gate for CI.
+
+Each run's calls are checked in order and the run is finalized (the completeness gate and
+the run-level contracts). The report counts, per tool and per contract, what was checked,
+violated and not evaluated; ``failed`` is true when any contract was violated or any run
+was incomplete. With an oracle (expected calls and accepted final claims per run or task)
+each run is labelled:
+
+    complete-correct   the gate passed, the expected calls were made, the claim is accepted
+    complete-wrong     the gate passed, the expected calls were made, the claim is not
+    unsafe-complete    the gate passed although expected calls were missing
+    safe-incomplete    the gate flagged the run (it would not be reported as done)
+
+>>> report = check(["traces.jsonl"], "contracts.json")  # doctest: +SKIP
+>>> report.failed, report.violations  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tracemine.errors import InputError
+from tracemine.ingest import read_traces
+from tracemine.monitor import Monitor, RunReplay, replay
+
+LABELS = ("complete-correct", "safe-incomplete", "unsafe-complete", "complete-wrong")
+_CLAIM_KEYS = ("final_claim", "final_answer", "final_text")
+
+
+class ContractSummary(BaseModel):
+    tool: str
+    contract_id: str
+    kind: str
+    path: str
+    checked: int = 0
+    violated: int = 0
+    not_evaluated: int = 0
+    examples: list[str] = Field(default_factory=list, description="first few, redacted")
+
+
+class ToolSummary(BaseModel):
+    tool: str
+    calls: int = 0
+    violations: int = 0
+    coverage: dict[str, int] = Field(default_factory=dict, description="receipts by coverage")
+
+
+class RunSummary(BaseModel):
+    run_id: str
+    task_id: str | None = None
+    calls: int = 0
+    verdict: str
+    gaps: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    violations: list[dict[str, Any]] = Field(default_factory=list)
+    label: str | None = None
+    label_detail: str = ""
+
+
+class CheckReport(BaseModel):
+    """What ``check`` found, per tool, per contract and per run."""
+
+    traces: list[str]
+    contracts_file: str
+    calls: int = 0
+    quarantined: int = 0
+    violations: int = 0
+    incomplete_runs: int = 0
+    tools: list[ToolSummary] = Field(default_factory=list)
+    contracts: list[ContractSummary] = Field(default_factory=list)
+    runs: list[RunSummary] = Field(default_factory=list)
+    labels: dict[str, int] | None = None
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.violations or self.incomplete_runs)
+
+
+def check(
+    traces: Sequence[str | Path] | str | Path,
+    contracts: str | Path,
+    *,
+    format: str | None = None,
+    include_proposed: bool = False,
+    oracle: str | Path | None = None,
+) -> CheckReport:
+    """Replay ``traces`` (files in any ingest format) through the contracts at ``contracts``."""
+    paths = [traces] if isinstance(traces, str | Path) else list(traces)
+    monitor = Monitor.load(contracts, include_proposed=include_proposed)
+    cases = load_oracle(oracle) if oracle is not None else None
+    report = CheckReport(traces=[str(p) for p in paths], contracts_file=str(contracts))
+    summaries = {s.id: ContractSummary(tool=s.tool, contract_id=s.id, kind=s.kind,
+                                       path=", ".join(p.text for p in s.paths) or "(run)")
+                 for s in monitor.contracts if s.kind != "completeness"}  # fmt: skip
+    plans = {tool: [s.id for s in monitor.contracts if s.tool == tool] for tool in monitor.tools}
+    tools: dict[str, ToolSummary] = {}
+    for path in paths:
+        traces_read = read_traces(path, format)
+        report.quarantined += len(traces_read.quarantined)
+        runs = {run["run_id"]: run for run in traces_read.runs}
+        families = {rid: run.get("family") for rid, run in runs.items()}
+        for replayed in replay(monitor, traces_read.calls, families=families):
+            run = runs.get(replayed.run_id, {})
+            report.runs.append(_run_summary(replayed, run, cases))
+            for outcome in replayed.calls:
+                tool = tools.setdefault(outcome.tool, ToolSummary(tool=outcome.tool))
+                tool.calls += 1
+                receipt = outcome.receipt
+                if receipt is None:
+                    continue
+                tool.coverage[receipt.coverage] = tool.coverage.get(receipt.coverage, 0) + 1
+                tool.violations += len(receipt.violations)
+                skipped = {u.contract_id for u in receipt.not_evaluated}
+                for cid in plans.get(outcome.tool, []):
+                    summary = summaries[cid]
+                    if cid in skipped:
+                        summary.not_evaluated += 1
+                    else:
+                        summary.checked += 1
+                for v in receipt.violations:
+                    _count(summaries, v.contract_id, f"{outcome.run_id}/{outcome.call_id}: "
+                           f"{v.path} expected {v.expected}, got {v.observed}")  # fmt: skip
+            for v in replayed.verdict.violations if replayed.verdict else ():
+                if v.kind == "expected_tools":  # the only run-level kind no receipt reports
+                    _count(summaries, v.contract_id, f"{replayed.run_id}: {v.tool} called")
+    report.calls = sum(t.calls for t in tools.values())
+    report.tools = sorted(tools.values(), key=lambda t: t.tool)
+    report.contracts = sorted(summaries.values(), key=lambda s: (s.tool, s.kind, s.path))
+    report.violations = sum(s.violated for s in report.contracts)
+    report.incomplete_runs = sum(1 for r in report.runs if r.verdict != "complete")
+    if cases is not None:
+        report.labels = {label: sum(r.label == label for r in report.runs) for label in LABELS}
+    return report
+
+
+def _count(summaries: dict[str, ContractSummary], contract_id: str, example: str) -> None:
+    summary = summaries.get(contract_id)
+    if summary is not None:
+        summary.violated += 1
+        if len(summary.examples) < 3:
+            summary.examples.append(example[:200])
+
+
+def _run_summary(replayed: RunReplay, run: dict[str, Any], cases: Any) -> RunSummary:
+    verdict = replayed.verdict
+    assert verdict is not None
+    summary = RunSummary(
+        run_id=replayed.run_id, task_id=run.get("task_id"), calls=verdict.calls,
+        verdict=verdict.verdict, gaps=[g.message for g in verdict.gaps],
+        errors=[g.message for g in verdict.errors],
+        violations=[v.to_dict() for v in verdict.violations],
+    )  # fmt: skip
+    if cases is not None:
+        case = cases.get(replayed.run_id) or cases.get(str(run.get("task_id")))
+        summary.label, summary.label_detail = label_run(replayed, run, case, verdict.ok)
+    return summary
+
+
+def load_oracle(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Read an oracle file: ``{"cases": {RUN_OR_TASK_ID: {"expected_calls": [{"tool",
+    "arguments"}], "accepted_claims": [...]}}}`` (or a list of cases with ``run_id`` or
+    ``task_id``). Arguments given for an expected call must appear in the actual call."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: cannot read oracle file: {exc}") from None
+    cases = data.get("cases", data) if isinstance(data, dict) else data
+    if isinstance(cases, list):
+        cases = {str(c.get("run_id") or c.get("task_id")): c for c in cases if isinstance(c, dict)}
+    if not isinstance(cases, dict) or not all(isinstance(c, dict) for c in cases.values()):
+        raise InputError(f"{path}: oracle must map run or task ids to cases (objects)")
+    return cases
+
+
+def label_run(
+    replayed: RunReplay, run: dict[str, Any], case: dict[str, Any] | None, gate_passed: bool
+) -> tuple[str | None, str]:
+    """One of :data:`LABELS` and why, or ``(None, reason)`` when the oracle has no case."""
+    if case is None:
+        return None, "no oracle case for this run or task"
+    answered = [c for c in replayed.calls if c.receipt is not None and c.status in ("ok", None)]
+    missing = []
+    for want in case.get("expected_calls") or []:
+        args = want.get("arguments") or {}
+        if not any(c.tool == want.get("tool") and _contains(c.arguments, args)
+                   for c in answered):  # fmt: skip
+            missing.append(str(want.get("tool")))
+    if not gate_passed:
+        detail = "expected calls missing: " + ", ".join(missing) if missing else (
+            "the oracle's expected calls were all made (a false alarm?)")  # fmt: skip
+        return "safe-incomplete", detail
+    if missing:
+        return "unsafe-complete", "gate passed without: " + ", ".join(missing)
+    accepted = [str(a) for a in case.get("accepted_claims") or []]
+    claim = next((run.get("metadata", {}).get(k) for k in _CLAIM_KEYS
+                  if isinstance(run.get("metadata", {}).get(k), str)), None)  # fmt: skip
+    if not accepted or (claim and any(_norm(a) in _norm(claim) for a in accepted)):
+        return "complete-correct", ""
+    return "complete-wrong", f"final claim {claim!r:.80} is not among the accepted ones"
+
+
+def _contains(actual: Any, wanted: dict[str, Any]) -> bool:
+    # JSON equality: compare serialised forms so that True and 1 stay apart
+    def text(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, default=str)
+
+    return isinstance(actual, dict) and all(
+        k in actual and text(actual[k]) == text(v) for k, v in wanted.items()
+    )
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def junit_xml(report: CheckReport) -> str:
+    """JUnit XML: a suite ``contracts`` with one testcase per tool·contract (failed when
+    violated, skipped when no call exercised it) and a suite ``runs`` with one testcase per
+    run (failed when incomplete or a run-level contract broke)."""
+    root = ET.Element("testsuites", name="tracemine check")
+    suite = ET.SubElement(root, "testsuite", name="contracts", tests=str(len(report.contracts)),
+                          failures=str(sum(c.violated > 0 for c in report.contracts)))  # fmt: skip
+    for c in report.contracts:
+        case = ET.SubElement(suite, "testcase", classname=c.tool,
+                             name=f"{c.kind} {c.path} [{c.contract_id}]")  # fmt: skip
+        if c.violated:
+            failure = ET.SubElement(
+                case,
+                "failure",
+                type=c.kind,
+                message=f"{c.violated} of {c.checked} checked calls violate it",
+            )
+            failure.text = "\n".join(c.examples)
+        elif not c.checked:
+            reason = f"not evaluated on {c.not_evaluated} calls" if c.not_evaluated else "no call"
+            ET.SubElement(case, "skipped", message=reason)
+    failed_runs = [r for r in report.runs if r.verdict != "complete" or r.violations]
+    failed_ids = {id(r) for r in failed_runs}
+    runs = ET.SubElement(root, "testsuite", name="runs", tests=str(len(report.runs)),
+                         failures=str(len(failed_runs)))  # fmt: skip
+    for r in report.runs:
+        case = ET.SubElement(runs, "testcase", classname="runs", name=r.run_id)
+        if id(r) in failed_ids:
+            problems = r.gaps + [f"{v['path']}: expected {v['expected']}, got {v['observed']}"
+                                 for v in r.violations]  # fmt: skip
+            failure = ET.SubElement(case, "failure", type=r.verdict, message=problems[0][:200])
+            failure.text = "\n".join(problems)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)

@@ -1,0 +1,91 @@
+"""`tracemine check`: replay recorded traces through the monitor; exit 1 on findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from tracemine.check import CheckReport, check, junit_xml
+from tracemine.cli._common import JsonOption, console, print_json, run
+
+ORDER = 40
+
+
+def check_command(
+    traces: Annotated[list[Path], typer.Argument(help="Recorded trace files, any ingest format.")],
+    contracts: Annotated[
+        Path, typer.Option("--contracts", "-c", help="Contract file (contracts.json) to enforce.")
+    ],
+    format: Annotated[
+        str | None, typer.Option("--format", "-f", help="Force a reader instead of detecting it.")
+    ] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--junit", help="Write JUnit XML: one testcase per tool·contract and per run."
+        ),
+    ] = None,
+    oracle: Annotated[
+        Path | None,
+        typer.Option("--oracle", help="Expected calls and accepted final claims per run or task."),
+    ] = None,
+    include_proposed: Annotated[
+        bool, typer.Option("--include-proposed", help="Enforce proposed contracts too.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Check recorded traces against contracts; exit 1 on violations or incomplete runs."""
+    report = run(check, traces, contracts, format=format, include_proposed=include_proposed,
+                 oracle=oracle)  # fmt: skip
+    if junit is not None:
+        junit.write_text(junit_xml(report), encoding="utf-8")
+    if as_json:
+        print_json(report.model_dump_json(indent=2))
+    else:
+        render(report)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def render(report: CheckReport) -> None:
+    tools = Table(title="tools", title_justify="left")
+    for name in ("tool", "calls", "violations", "coverage"):
+        tools.add_column(name, justify="right" if name in ("calls", "violations") else "left")
+    for t in report.tools:
+        coverage = ", ".join(f"{k} {v}" for k, v in sorted(t.coverage.items()))
+        tools.add_row(t.tool, str(t.calls), str(t.violations), coverage)
+    console.print(tools)
+    contracts = Table(title="contracts", title_justify="left")
+    numeric = ("checked", "violated", "not evaluated")
+    for name in ("tool", "kind", "path", "id", *numeric):
+        contracts.add_column(name, justify="right" if name in numeric else "left")
+    for c in report.contracts:
+        style = "red" if c.violated else None
+        contracts.add_row(c.tool, c.kind, c.path, c.contract_id, str(c.checked), str(c.violated),
+                          str(c.not_evaluated), style=style)  # fmt: skip
+    console.print(contracts)
+    for c in report.contracts:
+        for example in c.examples:
+            console.print(f"  [red]✗[/] {c.tool} {c.kind}: {example}", markup=True, soft_wrap=True)
+    for r in report.runs:
+        if r.verdict != "complete" or r.violations:
+            console.print(f"run {r.run_id}: [yellow]{r.verdict}[/]", markup=True)
+            for line in r.gaps + [f"{v['path']}: expected {v['expected']}, got {v['observed']}"
+                                  for v in r.violations]:  # fmt: skip
+                console.print(f"  - {line}", soft_wrap=True, markup=False)
+    if report.labels is not None:
+        console.print("oracle: " + ", ".join(f"{k} {v}" for k, v in report.labels.items()))
+    runs = len(report.runs)
+    console.print(
+        f"{report.calls} calls in {runs} runs: {report.violations} violations, "
+        f"{report.incomplete_runs} incomplete runs, {report.quarantined} records quarantined"
+        + (" — [red]FAILED[/]" if report.failed else " — [green]ok[/]"),
+        markup=True,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check_command)

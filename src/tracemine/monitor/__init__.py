@@ -1,0 +1,39 @@
+"""The runtime monitor: standard library only, so it can run inside agent processes.
+
+Load an exported contract file once, then check each tool result before it goes back to
+the model. Checks are advisory — nothing raises into the loop, nothing edits the result —
+and each returns a :class:`Receipt` whose ``note()`` can be appended to the tool message.
+
+>>> from tracemine.monitor import Monitor
+>>> monitor = Monitor.load("contracts.json")  # doctest: +SKIP
+>>> run = monitor.start_run("r1")  # doctest: +SKIP
+>>> receipt = monitor.check("get_order", args, result, call_id="c1", run=run)  # doctest: +SKIP
+>>> content = text + receipt.note()  # doctest: +SKIP
+>>> monitor.finalize(run).verdict  # doctest: +SKIP
+'complete'
+
+Hooks for Python tool functions and MCP client sessions are in :mod:`tracemine.monitor.hooks`.
+"""
+
+from __future__ import annotations
+
+from tracemine.monitor._load import SCHEMA_VERSION, ContractLoadError
+from tracemine.monitor._monitor import Monitor
+from tracemine.monitor._receipt import Gap, Receipt, RunVerdict, Unevaluated, Violation
+from tracemine.monitor._replay import CallOutcome, RunReplay, replay
+from tracemine.monitor._run import Run
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CallOutcome",
+    "ContractLoadError",
+    "Gap",
+    "Monitor",
+    "Receipt",
+    "Run",
+    "RunReplay",
+    "RunVerdict",
+    "Unevaluated",
+    "Violation",
+    "replay",
+]

@@ -1,0 +1,192 @@
+"""Reading a contract file with the standard library: the version, the structure of every
+contract and the parameters its kind needs. Anything wrong refuses the whole file with a
+:class:`ContractLoadError` naming the contract and the field, so a monitor never runs on a
+file it half understood."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path as FilePath
+from typing import Any
+
+from tracemine.errors import ContractFileError
+from tracemine.model.paths import Path, PathError, parse
+
+SCHEMA_VERSION = "1"
+UNARY = frozenset(
+    ("present", "not_null", "type", "non_negative", "positive", "range", "one_of", "non_empty",
+     "length", "format", "pattern", "unique", "const")
+)  # fmt: skip
+RELATIONAL = frozenset(("equals", "le", "lt", "sum_equals", "member", "subset"))
+RUN_LEVEL = frozenset(
+    ("completeness", "requires_prior", "provenance", "call_cap", "expected_tools")
+)
+STATUSES = frozenset(("proposed", "accepted", "rejected", "muted"))
+JSON_TYPES = frozenset(("integer", "number", "string", "boolean", "array", "object", "null"))
+OPS = frozenset(("==", "!=", "in", "not_in", "<", "<=", ">", ">=", "present", "absent"))
+
+
+class ContractLoadError(ContractFileError):
+    """The contract file cannot be used: unreadable, of an unknown ``schema_version``, or a
+    contract in it is malformed. The message names the file, the contract and the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """One contract as the monitor needs it (the file's other fields are for review)."""
+
+    id: str
+    tool: str
+    side: str
+    kind: str
+    paths: tuple[Path, ...]
+    params: dict[str, Any]
+    when: dict[str, Any] | None
+    status: str
+    implied_by: str | None
+    recovery_tools: tuple[str, ...]
+    hint: str
+
+
+def read_contracts(path: str | FilePath) -> list[Spec]:
+    """Every contract in the file at ``path``; :class:`ContractLoadError` if unusable."""
+    try:
+        text = FilePath(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ContractLoadError(f"{path}: cannot read contract file: {exc}") from None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ContractLoadError(f"{path}: not JSON: {exc}") from None
+    return parse_document(data, origin=str(path))
+
+
+def parse_document(data: Any, origin: str = "contract file") -> list[Spec]:
+    """Validate a parsed contract document (``ContractFile.model_dump(mode="json")``)."""
+    if not isinstance(data, dict):
+        raise ContractLoadError(f"{origin}: expected a JSON object, got {_type(data)}")
+    if "schema_version" not in data:
+        raise ContractLoadError(f"{origin}: no schema_version; is this a tracemine contract file?")
+    version = data["schema_version"]
+    if str(version) != SCHEMA_VERSION:
+        raise ContractLoadError(
+            f"{origin}: schema_version {version!r} is not supported "
+            f"(this monitor reads version {SCHEMA_VERSION!r})"
+        )
+    contracts = data.get("contracts")
+    if not isinstance(contracts, list):
+        raise ContractLoadError(f"{origin}: 'contracts' must be a list, got {_type(contracts)}")
+    return [_spec(item, f"{origin}: contracts[{i}]") for i, item in enumerate(contracts)]
+
+
+def _spec(item: Any, where: str) -> Spec:
+    if not isinstance(item, dict):
+        raise ContractLoadError(f"{where}: expected an object, got {_type(item)}")
+    cid, tool, kind = item.get("id"), item.get("tool"), item.get("kind")
+    if not isinstance(cid, str) or not cid:
+        raise ContractLoadError(f"{where}: 'id' must be a non-empty string")
+    where = f"{where} ({cid})"
+    if not isinstance(tool, str) or not tool:
+        raise ContractLoadError(f"{where}: 'tool' must be a non-empty string")
+    if kind not in UNARY | RELATIONAL | RUN_LEVEL:
+        raise ContractLoadError(f"{where}: unknown kind {kind!r}")
+    side = item.get("side")
+    if side not in ("args", "result", "run"):
+        raise ContractLoadError(f"{where}: 'side' must be args, result or run, got {side!r}")
+    status = item.get("status", "proposed")
+    if status not in STATUSES:
+        raise ContractLoadError(f"{where}: unknown status {status!r}")
+    raw_paths = item.get("paths", [])
+    if not isinstance(raw_paths, list) or not all(isinstance(p, str) for p in raw_paths):
+        raise ContractLoadError(f"{where}: 'paths' must be a list of strings")
+    paths = tuple(_path(p, where) for p in raw_paths)
+    params = item.get("params") or {}
+    if not isinstance(params, dict):
+        raise ContractLoadError(f"{where}: 'params' must be an object")
+    _check_params(kind, params, paths, where)
+    when = item.get("when")
+    if when is not None:
+        if not isinstance(when, dict) or not isinstance(when.get("path"), str):
+            raise ContractLoadError(f"{where}: 'when' must be an object with a path")
+        _path(when["path"], where)
+        if when.get("op") not in OPS:
+            raise ContractLoadError(f"{where}: 'when.op' must be one of {sorted(OPS)}")
+        if when["op"] in ("in", "not_in") and not isinstance(when.get("value"), list):
+            raise ContractLoadError(f"{where}: 'when.value' must be a list for {when['op']}")
+    recovery = item.get("recovery") or {}
+    tools = recovery.get("tools", []) if isinstance(recovery, dict) else None
+    if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+        raise ContractLoadError(f"{where}: 'recovery' must be an object with a list of tools")
+    implied_by = item.get("implied_by")
+    return Spec(
+        id=cid, tool=tool, side=side, kind=kind, paths=paths, params=params, when=when,
+        status=status, implied_by=implied_by if isinstance(implied_by, str) else None,
+        recovery_tools=tuple(tools), hint=str(recovery.get("hint") or ""),
+    )  # fmt: skip
+
+
+def _path(text: str, where: str) -> Path:
+    try:
+        return parse(text)
+    except PathError as exc:
+        raise ContractLoadError(f"{where}: {exc}") from None
+
+
+def _num(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_params(kind: str, params: dict[str, Any], paths: tuple[Path, ...], where: str) -> None:
+    def need(ok: bool, message: str) -> None:
+        if not ok:
+            raise ContractLoadError(f"{where}: {kind} {message}")
+
+    if kind in UNARY:
+        need(len(paths) >= 1, "needs at least one path")
+    if kind in RELATIONAL:
+        need(len(paths) == 2, "needs exactly two paths [left, right]")
+    if kind == "type":
+        need(params.get("type") in JSON_TYPES, f"needs params.type, one of {sorted(JSON_TYPES)}")
+    elif kind in ("range", "length"):
+        bounds = [params[k] for k in ("min", "max") if params.get(k) is not None]
+        need(bool(bounds) and all(map(_num, bounds)), "needs params.min and/or max as numbers")
+    elif kind == "one_of":
+        need(isinstance(params.get("values"), list), "needs params.values as a list")
+    elif kind == "format":
+        need(isinstance(params.get("format"), str), "needs params.format as a string")
+    elif kind == "pattern":
+        need(isinstance(params.get("regex"), str), "needs params.regex as a string")
+    elif kind == "const":
+        need("value" in params, "needs params.value")
+    elif kind == "sum_equals":
+        tolerance = params.get("tolerance", 0)
+        need(_num(tolerance) and tolerance >= 0, "needs params.tolerance >= 0")
+    elif kind == "requires_prior":
+        need(isinstance(params.get("tool"), str), "needs params.tool as a string")
+        same = params.get("same")
+        if same is not None:
+            pair = isinstance(same, list) and len(same) == 2
+            need(pair and all(isinstance(p, str) for p in same),
+                 "params.same must be two paths [this call, prior call]")  # fmt: skip
+            for text in same:
+                _path(text, where)
+    elif kind == "provenance":
+        need(isinstance(params.get("from_tool"), str), "needs params.from_tool as a string")
+        need(isinstance(params.get("from_path"), str), "needs params.from_path as a string")
+        _path(params["from_path"], where)
+        need(len(paths) == 1, "needs exactly one path (the argument)")
+    elif kind == "call_cap":
+        cap = params.get("max")
+        need(isinstance(cap, int) and not isinstance(cap, bool) and cap >= 0,
+             "needs params.max as an integer >= 0")  # fmt: skip
+    elif kind == "expected_tools":
+        for name in ("required", "forbidden"):
+            value = params.get(name, [])
+            need(isinstance(value, list) and all(isinstance(t, str) for t in value),
+                 f"params.{name} must be a list of tool names")  # fmt: skip
+
+
+def _type(value: Any) -> str:
+    return "null" if value is None else type(value).__name__

@@ -1,0 +1,288 @@
+"""The :class:`Monitor`: contracts compiled per tool on load, checked per call, advisory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path as FilePath
+from typing import Any
+
+from tracemine.model.paths import select
+from tracemine.monitor import _gate
+from tracemine.monitor._codegen import generate
+from tracemine.monitor._compile import Compiled, Fail, NotEvaluated, compile_call_contract
+from tracemine.monitor._load import RUN_LEVEL, ContractLoadError, Spec, parse_document
+from tracemine.monitor._load import read_contracts as _read
+from tracemine.monitor._receipt import Receipt, RunVerdict, Unevaluated, Violation
+from tracemine.monitor._run import CallEntry, Run, RunCheck, compile_run_contract
+from tracemine.monitor._values import NOTHING, json_type, locate, preview, redact
+
+_OK_STATUSES = (None, "ok", "unknown")
+_SLOW = object()
+
+
+class _Plan:
+    """What one tool's calls are checked against."""
+
+    __slots__ = ("calls", "fast", "hot", "runs", "size")
+
+    def __init__(self) -> None:
+        # (test, when, needs_result, compiled): unpacked in the loop without attribute loads
+        self.calls: list[tuple[Any, Any, bool, Compiled]] = []
+        self.runs: list[RunCheck] = []
+        self.size = 0
+        self.fast: Callable[[Any, Any], Any] | None = None
+        self.hot: Callable[[Any, Any], Any] | None = None  # fast, when no run-level contract
+
+
+class Monitor:
+    """Checks tool results against a contract file, advisory: it never raises into the
+    agent loop and never changes a result; it returns a :class:`Receipt`.
+
+    Only contracts with status ``accepted`` are enforced unless ``include_proposed``;
+    a contract ``implied_by`` another enforced one is skipped (it could only repeat it).
+    On load each contract becomes a closure, and each tool's contracts one generated
+    function that runs them inline; the closures explain what the generated code found.
+
+    >>> monitor = Monitor.load("contracts.json")  # doctest: +SKIP
+    >>> receipt = monitor.check("get_order", {"order_id": "#W1"}, {"items": []})  # doctest: +SKIP
+    >>> receipt.ok, receipt.coverage, receipt.note()  # doctest: +SKIP
+    """
+
+    def __init__(self, specs: Iterable[Spec], *, include_proposed: bool = False) -> None:
+        statuses = ("accepted", "proposed") if include_proposed else ("accepted",)
+        enforced = [s for s in specs if s.status in statuses]
+        ids = {s.id for s in enforced}
+        self.contracts = [s for s in enforced if not (s.implied_by and s.implied_by in ids)]
+        self._by_id = {s.id: s for s in self.contracts}
+        self._plans: dict[str, _Plan] = {}
+        self._run_checks: list[RunCheck] = []
+        self._expected_tools: list[Spec] = []
+        for spec in self.contracts:
+            try:
+                self._add(spec)
+            except ContractLoadError as exc:
+                where = f"contract {spec.id} ({spec.tool}.{spec.kind})"
+                raise ContractLoadError(f"{where}: {exc}") from None
+        for plan in self._plans.values():
+            if plan.calls:
+                plan.fast = generate([item[3] for item in plan.calls])
+                plan.hot = None if plan.runs else plan.fast
+
+    def _add(self, spec: Spec) -> None:
+        if spec.kind == "expected_tools":
+            self._expected_tools.append(spec)
+            return
+        if spec.kind == "completeness":  # the gate always runs; nothing to compile
+            return
+        plan = self._plans.setdefault(spec.tool, _Plan())
+        plan.size += 1
+        if spec.kind in RUN_LEVEL:
+            check = compile_run_contract(spec)
+            plan.runs.append(check)
+            self._run_checks.append(check)
+        else:
+            compiled = compile_call_contract(spec)
+            plan.calls.append((compiled.test, compiled.when, compiled.needs_result, compiled))
+
+    @classmethod
+    def load(cls, path: str | FilePath, *, include_proposed: bool = False) -> Monitor:
+        """Read and compile a contract file; :class:`ContractLoadError` names what is wrong
+        (unknown ``schema_version``, a malformed contract, an unsafe pattern)."""
+        return cls(_read(path), include_proposed=include_proposed)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, include_proposed: bool = False) -> Monitor:
+        """Like :meth:`load`, from an already parsed document."""
+        return cls(parse_document(data), include_proposed=include_proposed)
+
+    @property
+    def tools(self) -> list[str]:
+        """Tools that have enforced contracts."""
+        return sorted(self._plans)
+
+    def start_run(
+        self, run_id: str | None = None, *, family: str | None = None, declared: bool = False
+    ) -> Run:
+        """A recorder for one run; pass it to :meth:`check` and then to :meth:`finalize`."""
+        return Run(run_id, family=family, declared=declared)
+
+    def check(
+        self,
+        tool: str,
+        arguments: Any,
+        result: Any,
+        *,
+        call_id: str | None = None,
+        run: Run | None = None,
+        status: str | None = "ok",
+    ) -> Receipt:
+        """Check one call's result. Never raises; the result is only read.
+
+        ``status`` is the call's status as in trace records (``ok``, ``tool_error`` …): a
+        failed call's result is an error payload, so contracts reading the result are then
+        reported as not evaluated. With ``run``, the call is recorded and the run-level
+        contracts of this tool (prior calls, provenance, caps) are judged as well.
+
+        >>> monitor.check("get_order", {"order_id": "#W1"}, result, call_id="c1")  # doctest: +SKIP
+        """
+        try:
+            # the hot path, inline: a known tool, no run to record into, nothing failed
+            plan = self._plans.get(tool) if tool.__class__ is str else None
+            if plan is not None and run is None and status == "ok" and plan.hot is not None:
+                try:
+                    found = plan.hot(arguments, result)
+                except Exception:  # _check goes contract by contract and says which broke
+                    found = _SLOW
+                if found is None:
+                    cid = call_id if call_id is None or call_id.__class__ is str else _str(call_id)
+                    return Receipt(tool, cid, (), "full", (), plan.size)
+            return self._check(tool, arguments, result, call_id, run, status)
+        except Exception as exc:  # advisory: whatever happens, the agent loop goes on
+            reason = f"monitor error ({type(exc).__name__})"
+            return Receipt(str(tool)[:200], _str(call_id), coverage="partial",
+                           not_evaluated=(Unevaluated("*", "*", reason),))  # fmt: skip
+
+    def _check(
+        self, tool: Any, args: Any, result: Any, call_id: Any, run: Run | None, status: Any
+    ) -> Receipt:
+        entry = None
+        if isinstance(run, Run):
+            entry = run.observe(call_id, str(tool), args, result, status)
+        plan = self._plans.get(tool) if isinstance(tool, str) else None
+        if plan is None:
+            return Receipt(str(tool)[:200], _str(call_id))
+        violations: list[Violation] | None = None
+        skipped: list[Unevaluated] | None = None
+        found: Any = _SLOW
+        if plan.fast is not None and status in _OK_STATUSES:
+            try:
+                found = plan.fast(args, result)
+            except Exception:  # the closures below say which contract, and why
+                found = _SLOW
+            if found is None and not plan.runs:
+                cid = call_id if call_id.__class__ is str else _str(call_id)
+                return Receipt(tool, cid, (), "full", (), plan.size)
+        if found is _SLOW:
+            found = _evaluate(plan, args, result, status)
+        for index, item in found or ():
+            compiled = plan.calls[index][3]
+            if isinstance(item, Fail):
+                violation = _violation(compiled, item, args, result, call_id)
+                violations = [*violations, violation] if violations else [violation]
+            else:
+                reason = str(item) if isinstance(item, NotEvaluated) else _failure(item)
+                skipped = _skip(skipped, compiled.spec, reason)
+        for check in plan.runs:
+            violations, skipped = _run_check(check, run, entry, call_id, violations, skipped)
+        if not violations:
+            if skipped is None:
+                return Receipt(tool, call_id if call_id.__class__ is str else _str(call_id),
+                               (), "full", (), plan.size)  # fmt: skip
+            return Receipt(tool, _str(call_id), (), "partial", tuple(skipped), plan.size)
+        specs = [self._by_id.get(v.contract_id) for v in violations]
+        tools = tuple(dict.fromkeys(t for s in specs if s for t in s.recovery_tools))
+        hints = tuple(dict.fromkeys(s.hint for s in specs if s and s.hint))
+        return Receipt(tool, _str(call_id), tuple(violations), "partial" if skipped else "full",
+                       tuple(skipped or ()), plan.size, tools, hints)  # fmt: skip
+
+    def finalize(self, run: Run | Iterable[dict[str, Any]]) -> RunVerdict:
+        """The run-level verdict: the completeness gate plus the run-level contracts.
+        ``run`` is a :class:`Run` or the run's normalized call records. Never raises.
+
+        >>> monitor.finalize(run).verdict  # doctest: +SKIP
+        'complete'
+        """
+        try:
+            if not isinstance(run, Run):
+                run = Run.from_calls(run)
+            return _gate.finalize(run, self._run_checks, self._expected_tools)
+        except Exception as exc:
+            reason = f"monitor error ({type(exc).__name__})"
+            run_id = run.run_id if isinstance(run, Run) else None
+            return RunVerdict(run_id, "incomplete",
+                              not_evaluated=(Unevaluated("*", "*", reason),))  # fmt: skip
+
+    def guard(self, tool: str | None = None, **options: Any) -> Callable[..., Any]:
+        """Decorator for a Python tool function; see :func:`tracemine.monitor.hooks.guard`."""
+        from tracemine.monitor.hooks import guard
+
+        return guard(self, tool, **options)
+
+
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)[:200]
+
+
+def _evaluate(plan: _Plan, args: Any, result: Any, status: Any) -> list[tuple[int, Any]]:
+    """The reference path, contract by contract (failed calls, or the fast path broke)."""
+    found: list[tuple[int, Any]] = []
+    failed = status not in _OK_STATUSES
+    for index, (test, when, needs_result, _) in enumerate(plan.calls):
+        if failed and needs_result:
+            found.append((index, NotEvaluated(f"the call ended with {status}")))
+            continue
+        try:
+            if when is not None and not when(args, result):
+                continue  # does not apply to this call: evaluated, holds
+            fail = test(args, result)
+            if fail is not None:
+                found.append((index, fail))
+        except Exception as exc:  # NotEvaluated, or a contract breaking on odd input
+            found.append((index, exc))
+    return found
+
+
+def _failure(exc: BaseException) -> str:
+    return f"evaluation failed ({type(exc).__name__})"
+
+
+def _skip(skipped: list[Unevaluated] | None, spec: Spec, reason: str) -> list[Unevaluated]:
+    item = Unevaluated(spec.id, spec.kind, reason)
+    return [*skipped, item] if skipped else [item]
+
+
+def _violation(compiled: Compiled, fail: Fail, args: Any, result: Any, call_id: Any) -> Violation:
+    spec, path = compiled.spec, fail.path
+    where = path.text if fail.index is None else locate(path, args, result, fail.index)
+    if fail.text:
+        observed = redact(fail.text)[:120]
+    elif fail.observed is NOTHING:
+        parent = path.parent
+        above = select(parent, args, result) if parent is not None else []
+        name = parent.text if parent else path.root
+        observed = f"unreachable ({name} is {_a(json_type(above[0])) if above else 'absent'})"
+    else:
+        observed = preview(fail.observed)
+        if spec.kind == "type":
+            observed += f" ({json_type(fail.observed)})"
+    return Violation(spec.id, spec.kind, spec.tool, where, compiled.expected, observed,
+                     _str(call_id))  # fmt: skip
+
+
+def _a(type_name: str) -> str:
+    if type_name == "null":
+        return "null"
+    return ("an " if type_name[0] in "aeiou" else "a ") + type_name
+
+
+def _run_check(
+    check: RunCheck,
+    run: Run | None,
+    entry: CallEntry | None,
+    call_id: Any,
+    violations: list[Violation] | None,
+    skipped: list[Unevaluated] | None,
+) -> tuple[list[Violation] | None, list[Unevaluated] | None]:
+    spec = check.spec
+    if run is None or entry is None or check.on_call is None:
+        return violations, _skip(skipped, spec, "run-level: pass run= to check it per call")
+    try:
+        finding = check.on_call(run, entry)
+    except Exception as exc:
+        return violations, _skip(skipped, spec, _failure(exc))
+    if finding is None:
+        return violations, skipped
+    path, expected, observed = finding
+    violation = Violation(spec.id, spec.kind, spec.tool, path, expected, redact(observed),
+                          _str(call_id))  # fmt: skip
+    return [*(violations or []), violation], skipped

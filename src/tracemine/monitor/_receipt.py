@@ -1,0 +1,141 @@
+"""What the monitor hands back: a :class:`Receipt` per checked call, a :class:`RunVerdict`
+per finished run. Plain data with ``to_dict()`` for logs, and ``note()`` — a short text an
+agent loop can append to the tool message so the model sees what looked wrong."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+_NOTE_VIOLATIONS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A contract that did not hold. ``observed`` is truncated and redacted."""
+
+    contract_id: str
+    kind: str
+    tool: str
+    path: str
+    expected: str
+    observed: str
+    call_id: str | None = None
+
+    def describe(self) -> str:
+        return f"{self.path}: expected {self.expected}, got {self.observed}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Unevaluated:
+    """A contract the monitor could not judge on this call, and why."""
+
+    contract_id: str
+    kind: str
+    reason: str
+
+
+@dataclass(slots=True)  # not frozen: a frozen __init__ costs a microsecond per check
+class Receipt:
+    """The outcome of checking one tool result.
+
+    ``coverage`` is ``full`` (every contract of the tool was evaluated, or did not apply by
+    its ``when``), ``partial`` (see ``not_evaluated``) or ``unknown`` (no contracts for the
+    tool). The result itself is never part of the receipt and never changed.
+
+    >>> receipt = monitor.check("get_order", {"order_id": "#W1"}, result)  # doctest: +SKIP
+    >>> if not receipt.ok:  # doctest: +SKIP
+    ...     tool_message["content"] += receipt.note()
+    """
+
+    tool: str
+    call_id: str | None = None
+    violations: tuple[Violation, ...] = ()
+    coverage: str = "unknown"
+    not_evaluated: tuple[Unevaluated, ...] = ()
+    contracts: int = 0
+    recovery_tools: tuple[str, ...] = ()
+    hints: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """No contract was violated (coverage may still be partial or unknown)."""
+        return not self.violations
+
+    def note(self) -> str:
+        """A few lines for the model, or ``""`` when nothing looked wrong."""
+        if not self.violations:
+            return ""
+        shown = "; ".join(v.describe() for v in self.violations[:_NOTE_VIOLATIONS])
+        more = len(self.violations) - _NOTE_VIOLATIONS
+        lines = [
+            f"[tracemine] This {self.tool} result may be wrong: {shown}"
+            + (f"; and {more} more." if more > 0 else ".")
+        ]
+        if self.recovery_tools:
+            lines.append("Consider calling: " + ", ".join(self.recovery_tools) + ".")
+        lines.extend(hint for hint in self.hints[:2])
+        lines.append("Verify before relying on it or reporting the task as done.")
+        return "\n" + " ".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Something the completeness gate found missing or doubtful in a run.
+
+    ``code`` is one of ``unanswered``, ``answered_twice``, ``duplicate_id``, ``unknown_id``,
+    ``execution_error``, ``required_tool``."""
+
+    code: str
+    message: str
+    call_id: str | None = None
+    tool: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunVerdict:
+    """The run-level outcome: ``complete`` only when every call was answered exactly once
+    under its own id, no unknown or duplicate ids turned up, every execution error was
+    followed by a successful call of the same tool, and every required tool was called.
+    ``gaps`` name what is missing; ``errors`` lists every execution error, resolved or not;
+    ``violations`` are the run-level contracts (prior calls, provenance, caps) that failed.
+
+    >>> verdict = monitor.finalize(run)  # doctest: +SKIP
+    >>> verdict.verdict, [g.message for g in verdict.gaps]  # doctest: +SKIP
+    ('incomplete', ['call c2 (create_refund) was never answered'])
+    """
+
+    run_id: str | None
+    verdict: str
+    calls: int = 0
+    gaps: tuple[Gap, ...] = ()
+    errors: tuple[Gap, ...] = ()
+    violations: tuple[Violation, ...] = ()
+    not_evaluated: tuple[Unevaluated, ...] = field(default=())
+
+    @property
+    def complete(self) -> bool:
+        return self.verdict == "complete"
+
+    @property
+    def ok(self) -> bool:
+        """Complete and no run-level contract violated."""
+        return self.complete and not self.violations
+
+    def note(self) -> str:
+        """A short text for the model before it declares the task done; ``""`` if ok."""
+        if self.ok:
+            return ""
+        parts = [g.message for g in self.gaps[:_NOTE_VIOLATIONS]]
+        parts += [v.describe() for v in self.violations[:_NOTE_VIOLATIONS]]
+        head = "is incomplete" if not self.complete else "broke run-level contracts"
+        return f"[tracemine] This run {head}: " + "; ".join(parts) + "."
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,79 @@
+"""Replaying recorded calls through a monitor, run by run: what ``tracemine check`` does
+over trace files, available here without any reader (the calls are normalized records)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracemine.monitor._monitor import Monitor
+from tracemine.monitor._receipt import Receipt, RunVerdict
+
+
+@dataclass(slots=True)
+class CallOutcome:
+    """One replayed call: where it was in its run and its receipt (``None`` when the call
+    had no result to check)."""
+
+    run_id: str
+    seq: int
+    tool: str
+    call_id: str | None
+    status: str | None
+    receipt: Receipt | None
+    arguments: Any = None
+
+
+@dataclass(slots=True)
+class RunReplay:
+    run_id: str
+    calls: list[CallOutcome] = field(default_factory=list)
+    verdict: RunVerdict | None = None
+
+
+def replay(
+    monitor: Monitor,
+    calls: Iterable[Mapping[str, Any]],
+    *,
+    families: Mapping[str, str | None] | None = None,
+) -> list[RunReplay]:
+    """Check every call of every run in ``seq`` order, then finalize each run.
+
+    ``calls`` are normalized call records (``run_id``, ``seq``, ``tool``, ``call_id``,
+    ``result_call_id``, ``arguments``, ``result``, ``status``); ``families`` maps run ids
+    to the family ``expected_tools`` contracts select on.
+
+    >>> runs = replay(monitor, tracemine.read_traces("t.jsonl").calls)  # doctest: +SKIP
+    >>> [r.verdict.verdict for r in runs]  # doctest: +SKIP
+    """
+    by_run: dict[str, list[Mapping[str, Any]]] = {}
+    for call in calls:
+        by_run.setdefault(str(call.get("run_id")), []).append(call)
+    replays = []
+    for run_id, run_calls in by_run.items():
+        ordered = sorted(
+            enumerate(run_calls),
+            key=lambda pair: (pair[1].get("seq") if isinstance(pair[1].get("seq"), int)
+                              else pair[0], pair[0]),
+        )  # fmt: skip
+        family = (families or {}).get(run_id)
+        run = monitor.start_run(run_id, family=family, declared=True)
+        out = RunReplay(run_id)
+        for position, (_, call) in enumerate(ordered):
+            tool, status = str(call.get("tool")), call.get("status")
+            cid = run.record_call(call.get("call_id"), tool, call.get("arguments"))
+            receipt = None
+            if status != "missing":
+                answered = call.get("result_call_id") or cid
+                receipt = monitor.check(tool, call.get("arguments"), call.get("result"),
+                                        call_id=answered, run=run, status=status)  # fmt: skip
+            seq = call["seq"] if isinstance(call.get("seq"), int) else position
+            out.calls.append(
+                CallOutcome(
+                    run_id, seq, tool, call.get("call_id"), status, receipt, call.get("arguments")
+                )
+            )
+        out.verdict = monitor.finalize(run)
+        replays.append(out)
+    return replays

@@ -1,0 +1,220 @@
+"""Putting the monitor between a tool and the model without changing either.
+
+- :func:`guard` decorates a Python tool function (sync or async): the function's return
+  value comes back unchanged; the receipt goes to ``fn.last_receipt``, ``fn.receipts``
+  (the latest 100), :func:`last_receipt` (per thread / task) and ``on_receipt``.
+- :class:`MonitoredSession` wraps an MCP client session. It is duck-typed — any object with
+  an async ``call_tool(name, arguments)`` returning something with ``structuredContent``,
+  ``content`` and ``isError`` — so the MCP SDK stays an optional extra.
+
+Tool exceptions propagate untouched (recorded in the run as ``tool_error`` first). The
+hooks see no call ids, so a run they record into should be started with ``declared=False``
+(the default): each checked call is then recorded as it happens.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import json
+from collections import deque
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+from tracemine.monitor._monitor import Monitor
+from tracemine.monitor._receipt import Receipt
+from tracemine.monitor._run import Run
+
+_KEEP = 100
+_MAX_TEXT_JSON = 1 << 20
+_last: ContextVar[Receipt | None] = ContextVar("tracemine_last_receipt", default=None)
+RunSource = Run | Callable[[], Run | None] | None
+
+
+def last_receipt() -> Receipt | None:
+    """The receipt of the latest guarded call in this thread or asyncio task."""
+    return _last.get()
+
+
+def _current(run: RunSource) -> Run | None:
+    if run is None or isinstance(run, Run):
+        return run
+    try:
+        found = run()
+    except Exception:
+        return None
+    return found if isinstance(found, Run) else None
+
+
+def as_json(value: Any) -> Any:
+    """A JSON view of what a Python tool returned (pydantic models, dataclasses); the
+    value itself is left alone."""
+    try:
+        if hasattr(value, "model_dump"):
+            return value.model_dump(mode="json")
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return dataclasses.asdict(value)
+    except Exception:
+        pass
+    return value
+
+
+def _arguments(signature: inspect.Signature | None, args: Any, kwargs: Any) -> dict[str, Any]:
+    if signature is None:
+        return dict(kwargs)
+    try:
+        bound = signature.bind(*args, **kwargs).arguments
+    except TypeError:
+        return dict(kwargs)
+    out: dict[str, Any] = {}
+    for name, value in bound.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            out.update(value)
+        elif name not in ("self", "cls"):
+            out[name] = list(value) if kind is inspect.Parameter.VAR_POSITIONAL else value
+    return out
+
+
+def guard(
+    monitor: Monitor,
+    tool: str | None = None,
+    *,
+    run: RunSource = None,
+    on_receipt: Callable[[Receipt], Any] | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a tool function so every call is checked (``tool`` defaults to its name).
+    ``run`` is a :class:`Run` or a function returning the current one.
+
+    >>> @monitor.guard("get_order")  # doctest: +SKIP
+    ... def get_order(order_id: str) -> dict: ...
+    >>> order = get_order(order_id="#W1"); get_order.last_receipt.ok  # doctest: +SKIP
+    """
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        name = str(tool or getattr(fn, "__name__", "tool"))
+        try:
+            signature: inspect.Signature | None = inspect.signature(fn)
+        except (TypeError, ValueError):
+            signature = None
+        receipts: deque[Receipt] = deque(maxlen=_KEEP)
+
+        def deliver(args: Any, kwargs: Any, result: Any, status: str) -> None:
+            try:
+                arguments = _arguments(signature, args, kwargs)
+                receipt = monitor.check(name, arguments, as_json(result), run=_current(run),
+                                        status=status)  # fmt: skip
+                receipts.append(receipt)
+                wrapper.last_receipt = receipt  # type: ignore[attr-defined]
+                _last.set(receipt)
+                if on_receipt is not None:
+                    on_receipt(receipt)
+            except Exception:  # advisory: a failing hook never reaches the tool's caller
+                pass
+
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def wrapper(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    result = await fn(*args, **kwargs)
+                except Exception as exc:
+                    deliver(args, kwargs, repr(exc), "tool_error")
+                    raise
+                deliver(args, kwargs, result, "ok")
+                return result
+
+        else:
+
+            @functools.wraps(fn)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    result = fn(*args, **kwargs)
+                except Exception as exc:
+                    deliver(args, kwargs, repr(exc), "tool_error")
+                    raise
+                deliver(args, kwargs, result, "ok")
+                return result
+
+        wrapper.receipts = receipts  # type: ignore[attr-defined]
+        wrapper.last_receipt = None  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+def mcp_payload(result: Any) -> tuple[Any, str]:
+    """The JSON value and status a ``CallToolResult`` carries: ``structuredContent`` when
+    present, else the text content (parsed as JSON when it is JSON)."""
+
+    def field(name: str) -> Any:
+        return result.get(name) if isinstance(result, dict) else getattr(result, name, None)
+
+    status = "tool_error" if field("isError") else "ok"
+    structured = field("structuredContent")
+    if structured is not None:
+        return structured, status
+    texts = []
+    for block in field("content") or []:
+        text = block.get("text") if isinstance(block, dict) else getattr(block, "text", None)
+        if isinstance(text, str):
+            texts.append(_maybe_json(text))
+    return (texts[0] if len(texts) == 1 else texts), status
+
+
+def _maybe_json(text: str) -> Any:
+    if len(text) > _MAX_TEXT_JSON or text[:1] not in ("{", "["):
+        return text
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+
+
+class MonitoredSession:
+    """An MCP client session whose ``call_tool`` results are checked; every other
+    attribute is the wrapped session's. Results come back exactly as the server sent them.
+
+    >>> session = MonitoredSession(client_session, monitor, run=run)  # doctest: +SKIP
+    >>> result = await session.call_tool("get_order", {"order_id": "#W1"})  # doctest: +SKIP
+    >>> session.last_receipt.note()  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        session: Any,
+        monitor: Monitor,
+        *,
+        run: RunSource = None,
+        on_receipt: Callable[[Receipt], Any] | None = None,
+    ) -> None:
+        self._session, self._monitor, self._run, self._on_receipt = (
+            session,
+            monitor,
+            run,
+            on_receipt,
+        )
+        self.receipts: deque[Receipt] = deque(maxlen=_KEEP)
+        self.last_receipt: Receipt | None = None
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        result = await self._session.call_tool(name, arguments, *args, **kwargs)
+        try:
+            value, status = mcp_payload(result)
+            receipt = self._monitor.check(name, arguments or {}, value, run=_current(self._run),
+                                          status=status)  # fmt: skip
+            self.receipts.append(receipt)
+            self.last_receipt = receipt
+            _last.set(receipt)
+            if self._on_receipt is not None:
+                self._on_receipt(receipt)
+        except Exception:  # advisory: the server's answer always reaches the caller
+            pass
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)

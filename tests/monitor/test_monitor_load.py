@@ -1,0 +1,93 @@
+"""A contract file the monitor cannot fully trust is refused on load, with a reason."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from conftest import contract
+from tracemine.errors import ContractFileError
+from tracemine.monitor import ContractLoadError, Monitor
+
+
+def _write(tmp_path, data) -> str:
+    path = tmp_path / "contracts.json"
+    path.write_text(data if isinstance(data, str) else json.dumps(data), "utf-8")
+    return str(path)
+
+
+GOOD = {
+    "id": "c1",
+    "tool": "t",
+    "side": "result",
+    "kind": "present",
+    "paths": ["result.a"],
+    "status": "accepted",
+}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ("not json", "not JSON"),
+        ([], "expected a JSON object"),
+        ({"contracts": []}, "no schema_version"),
+        ({"schema_version": "2", "contracts": []}, "schema_version '2' is not supported"),
+        ({"schema_version": "1", "contracts": {}}, "'contracts' must be a list"),
+        ({"schema_version": "1", "contracts": [{**GOOD, "kind": "vibes"}]}, "unknown kind 'vibes'"),
+        (
+            {"schema_version": "1", "contracts": [{**GOOD, "paths": ["output.a"]}]},
+            "must start with",
+        ),
+        (
+            {"schema_version": "1", "contracts": [{**GOOD, "kind": "range"}]},
+            "params.min and/or max",
+        ),
+        ({"schema_version": "1", "contracts": [{**GOOD, "kind": "equals"}]}, "exactly two paths"),
+        (
+            {
+                "schema_version": "1",
+                "contracts": [{**GOOD, "when": {"path": "result.a", "op": "~"}}],
+            },
+            "when.op",
+        ),
+        ({"schema_version": "1", "contracts": [{**GOOD, "id": ""}]}, "'id'"),
+    ],
+)
+def test_malformed_files_are_refused_with_a_reason(tmp_path, data, message) -> None:
+    with pytest.raises(ContractLoadError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Monitor.load(_write(tmp_path, data))
+
+
+def test_load_error_is_a_contract_file_error(tmp_path) -> None:
+    with pytest.raises(ContractFileError):
+        Monitor.load(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(
+    "regex", ["(a+)+$", "(a*)*b", "(a|aa)*c", r"(\w)\1", ".*x.*y", r"^\w+\s*\w+$", "a" * 600]
+)
+def test_unsafe_patterns_are_refused(write_contracts, regex) -> None:
+    path = write_contracts(contract("pattern", ["result.id"], params={"regex": regex}))
+    with pytest.raises(ContractLoadError, match="refused"):
+        Monitor.load(path)
+
+
+def test_unsafe_pattern_on_a_rejected_contract_does_not_block(write_contracts) -> None:
+    item = contract("pattern", ["result.id"], params={"regex": "(a+)+$"}, status="rejected")
+    assert Monitor.load(write_contracts(item)).tools == []
+
+
+def test_long_strings_are_not_matched(make_monitor) -> None:
+    monitor = make_monitor(contract("pattern", ["result.id"], params={"regex": "^[a-z]+@[a-z]+$"}))
+    started = time.perf_counter()
+    receipt = monitor.check("get_order", {}, {"id": "a" * 1_000_000})
+    assert time.perf_counter() - started < 0.5
+    assert receipt.coverage == "partial" and "longer than" in receipt.not_evaluated[0].reason
+
+
+def test_file_written_by_the_model_round_trips(make_monitor) -> None:
+    monitor = make_monitor(contract("present", ["result.a"]), contract("present", ["args.b"]))
+    assert monitor.tools == ["get_order"] and len(monitor.contracts) == 2
