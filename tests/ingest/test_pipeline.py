@@ -142,3 +142,15 @@ def test_quarantine_keeps_file_line_and_reason(tmp_path: Path) -> None:
     assert [r[0] for r in rows] == [2, 3, 4]
     assert "invalid JSON" in rows[0][1]
     assert "tool" in rows[1][1]
+
+
+def test_unrecognised_files_inside_a_folder_are_skipped_not_fatal(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _write(folder / "a.jsonl", _calls(2, task="t"))
+    (folder / "tools.functions.json").write_text('[{"name": "get", "parameters": {}}]')
+    report = ingest([folder], tmp_path / "s.duckdb")
+    outcomes = {Path(f.source_file).name: f.outcome for f in report.files}
+    assert outcomes == {"a.jsonl": "ingested", "tools.functions.json": "skipped"}
+    with pytest.raises(UnknownFormatError):
+        ingest([folder / "tools.functions.json"], tmp_path / "s.duckdb")

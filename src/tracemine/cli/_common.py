@@ -10,6 +10,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from tracemine.errors import TracemineError
 
@@ -30,7 +31,8 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except TracemineError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
+        # the message is the user's text (paths, package names with [extras]): not markup
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, soft_wrap=True)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
         err_console.print("interrupted; nothing partial was kept")

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tracemine.errors import InputError
+from tracemine.errors import InputError, UnknownFormatError
 from tracemine.ingest import store
 from tracemine.ingest.detect import detect_format, reader_for
 from tracemine.ingest.readers.base import BadRecord, Reader, Sink, dumps, excerpt
@@ -30,6 +30,10 @@ _PLAIN_CALL_COLUMNS = tuple(
     if name not in ("call_key", "ingest_id", "arguments", "result")
 )
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz")
+
+
+class _FolderFile(type(Path())):  # type: ignore[misc]
+    """A path found by walking a folder rather than named by the user."""
 
 
 class FileReport(BaseModel):
@@ -65,7 +69,8 @@ ProgressCallback = Callable[[str, int, int], None]
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files named, and trace files inside folders named; a missing path is an error."""
+    """Files named, and trace files inside folders named; a missing path is an error.
+    Files found inside a folder are marked (see :func:`_from_folder`)."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -77,7 +82,7 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
                 raise InputError(
                     f"{path}: folder holds no trace files ({', '.join(TRACE_SUFFIXES)})"
                 )
-            found.extend(inside)
+            found.extend(_FolderFile(p) for p in inside)
         elif path.is_file():
             found.append(path)
         else:
@@ -113,13 +118,28 @@ def ingest(
     key = TaskKey.parse(task_key) if task_key else None
     # every file's reader is known before the store is touched: a file no reader
     # recognises is a mistake to fix, not something to discover halfway through a batch
-    formats = {path: format or detect_format(path) for path in files}
+    # (files found inside a folder that no reader recognises — a schema or a README.json
+    # beside the traces — are reported as skipped instead)
+    formats: dict[Path, str | None] = {}
+    for path in files:
+        try:
+            formats[path] = format or detect_format(path)
+        except UnknownFormatError:
+            if not isinstance(path, _FolderFile):
+                raise
+            formats[path] = None
     # ingest streams: DuckDB spills what does not fit, so memory stays flat with file size
     con = store.connect(db, memory_limit=INGEST_MEMORY_LIMIT)
     reports = []
     try:
         for path in files:
-            reports.append(_ingest_file(con, path, formats[path], key, replace, validate, progress))
+            name = formats[path]
+            if name is None:
+                detail = "no reader recognises it (not a trace file?)"
+                skipped = FileReport(source_file=path.as_posix(), outcome="skipped", detail=detail)
+                reports.append(skipped)
+                continue
+            reports.append(_ingest_file(con, path, name, key, replace, validate, progress))
     finally:
         con.close()
     return IngestReport(db=str(db), files=reports)
