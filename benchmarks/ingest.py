@@ -1,0 +1,132 @@
+"""Ingest throughput and memory.
+
+Writes N calls (default 1,000,000) of realistic nested results as flat JSONL, ingests
+them into a fresh DuckDB store, and in the same run times a bare line-by-line
+``orjson.loads`` of the same file. Prints calls/s, peak RSS of the ingest (a child
+process, so the figure is the ingest's alone) and the ratio to the bare parse.
+
+    python benchmarks/ingest.py [--calls N] [--keep DIR]
+
+Targets: 1M calls in <= 60 s on 2 cores, peak RSS <= 1 GB whatever the file size,
+<= 3x the bare parse time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+STATUSES = ["pending", "processed", "delivered", "cancelled", "returned"]
+
+
+def write_calls(path: Path, n: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    with open(path, "wb") as out:
+        for i in range(n):
+            task = i // 50
+            run = i // 5
+            n_items = rng.randint(0, 6)
+            items = [
+                {
+                    "item_id": f"I{rng.randrange(10**9):09d}",
+                    "sku": f"SKU-{rng.randrange(10**5):05d}",
+                    "qty": rng.randint(1, 4),
+                    "price_cents": rng.randint(100, 50_000),
+                    "options": {
+                        "color": rng.choice(["red", "blue", "black"]),
+                        "size": rng.choice("SML"),
+                    },
+                }
+                for _ in range(n_items)
+            ]
+            order_id = f"#W{rng.randrange(10**7):07d}"
+            record = {
+                "run_id": f"run-{run}",
+                "task_id": f"task-{task}",
+                "seq": i % 5,
+                "tool": rng.choice(["get_order", "search_orders", "list_items"]),
+                "call_id": f"call_{i}",
+                "arguments": {"order_id": order_id, "limit": 10},
+                "result": {
+                    "order_id": order_id,
+                    "status": rng.choice(STATUSES),
+                    "items": items,
+                    "total_cents": sum(x["qty"] * x["price_cents"] for x in items),
+                    "currency": "USD",
+                    "created_at": f"2025-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T10:00:00Z",
+                    "customer": {
+                        "customer_id": f"C{rng.randrange(10**6):06d}",
+                        "tier": rng.choice(["gold", "silver", None]),
+                    },
+                },
+                "status": "ok",
+                "duration_ms": round(rng.uniform(1, 400), 2),
+            }
+            out.write(orjson.dumps(record))
+            out.write(b"\n")
+
+
+def bare_parse(path: Path) -> float:
+    start = time.perf_counter()
+    with open(path, "rb") as handle:
+        for line in handle:
+            orjson.loads(line)
+    return time.perf_counter() - start
+
+
+_CHILD = """
+import json, resource, sys, time
+from tracemine.ingest import ingest
+start = time.perf_counter()
+report = ingest([sys.argv[1]], sys.argv[2])
+elapsed = time.perf_counter() - start
+f = report.files[0]
+print(json.dumps({"seconds": elapsed, "calls": f.calls, "read": f.units_read,
+                  "stored": f.units_stored, "quarantined": f.units_quarantined,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=1_000_000)
+    parser.add_argument("--keep", type=Path, default=None, help="keep the files in this folder")
+    options = parser.parse_args()
+    work = options.keep or Path(tempfile.mkdtemp(prefix="tracemine-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    traces, db = work / "calls.jsonl", work / "bench.duckdb"
+    db.unlink(missing_ok=True)
+    print(f"writing {options.calls:,} calls …", flush=True)
+    write_calls(traces, options.calls)
+    size_mb = traces.stat().st_size / 1e6
+    parse_s = bare_parse(traces)
+    child = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(traces), str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(child.stdout.strip().splitlines()[-1])
+    assert result["read"] == result["stored"] + result["quarantined"]
+    seconds = result["seconds"]
+    print(f"file               {size_mb:,.0f} MB, {options.calls:,} calls")
+    print(f"bare orjson parse  {parse_s:.2f} s")
+    print(f"ingest             {seconds:.2f} s  ({result['calls'] / seconds:,.0f} calls/s)")
+    print(f"ratio              {seconds / parse_s:.1f}x the bare parse")
+    print(f"peak RSS (ingest)  {result['rss_mb']:,.0f} MB")
+    print(f"store              {db.stat().st_size / 1e6:,.0f} MB")
+    if options.keep is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
