@@ -1,0 +1,102 @@
+"""`tracemine mine`: mine candidate contracts, cross-fitted by task, into a contract file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from tracemine.cli._common import DbOption, JsonOption, console, print_json, run
+
+if TYPE_CHECKING:
+    from tracemine.model.contract import ContractFile
+
+ORDER = 20
+
+
+def mine_command(
+    db: DbOption = Path("traces.duckdb"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Contract file to write (JSON).")] = Path(
+        "mined_contracts/candidates.json"
+    ),
+    folds: Annotated[
+        int, typer.Option("--folds", help="Task folds for cross-fitting (K).", min=2)
+    ] = 5,
+    target_fa: Annotated[
+        float,
+        typer.Option(
+            "--target-fa", help="Keep contracts whose held-out false-alarm bound is at most this."
+        ),
+    ] = 0.01,
+    min_tasks: Annotated[
+        int, typer.Option("--min-tasks", help="Distinct tasks a contract needs as support.")
+    ] = 5,
+    tool: Annotated[
+        list[str] | None, typer.Option("--tool", help="Mine only this tool (repeatable).")
+    ] = None,
+    where: Annotated[
+        list[str] | None,
+        typer.Option("--where", help="Only runs where FIELD=VALUE, e.g. run_outcome=success."),
+    ] = None,
+    task_key: Annotated[
+        str | None,
+        typer.Option(
+            "--task-key",
+            help="Where task ids come from when runs have none: a run field, a metadata key "
+            "or regex:PATTERN over run ids.",
+        ),
+    ] = None,
+    no_crossfit: Annotated[
+        bool,
+        typer.Option("--no-crossfit", help="Mine on all tasks without held-out checks."),
+    ] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the task-to-fold split.")] = 0,
+    as_json: JsonOption = False,
+) -> None:
+    """Mine outcome contracts from nominal calls; keep those that hold on held-out tasks."""
+    from tracemine.mine import mine  # heavy (scikit-learn, scipy): only when mining
+
+    result = run(
+        mine, db, folds=folds, target_fa=target_fa, min_tasks=min_tasks, tools=tool,
+        where=where, task_key=task_key, crossfit=not no_crossfit, seed=seed,
+    )  # fmt: skip
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(result.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
+    if as_json:
+        print_json(result.model_dump_json(indent=2, exclude_none=True))
+    else:
+        render(result, out)
+
+
+def render(result: ContractFile, out: Path) -> None:
+    summary = result.provenance.get("summary", {})
+    table = Table(title=f"mine → {out}", title_justify="left")
+    for name in ("tool", "candidates", "kept", "dropped", "implied", "conditional"):
+        table.add_column(name, justify="left" if name == "tool" else "right")
+    for tool, counts in summary.items():
+        mine_ = [c for c in result.contracts if c.tool == tool]
+        implied = sum(1 for c in mine_ if c.implied_by)
+        conditional = sum(1 for c in mine_ if c.when is not None)
+        table.add_row(tool, str(counts["candidates"]), str(counts["kept"]),
+                      str(counts["dropped"]), str(implied), str(conditional))  # fmt: skip
+    console.print(table)
+    profile = result.provenance.get("profile", {})
+    params = result.provenance.get("params", {})
+    folds = f"{params.get('folds')} folds" if params.get("crossfit") else "no cross-fitting"
+    console.print(
+        f"{len(result.contracts)} contracts from {profile.get('calls', 0)} nominal calls of "
+        f"{profile.get('tasks', 0)} tasks ({folds}, target false-alarm "
+        f"{params.get('target_fa')}) in {result.provenance.get('seconds', 0):.1f} s; "
+        f"profiles {'reused' if profile.get('reused') else 'computed'}"
+    )
+    if profile.get("runs_without_task"):
+        console.print(
+            f"[yellow]{profile['runs_without_task']} runs have no task id[/]: each counts as "
+            "its own task; give --task-key to group them"
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("mine")(mine_command)

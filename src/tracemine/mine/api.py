@@ -1,0 +1,169 @@
+"""``mine``: from the ingest store to a contract file of cross-fitted candidates."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from tracemine.errors import InputError, StoreError
+from tracemine.ingest.store import connect, fetch_one
+from tracemine.mine.conditional import Conditional
+from tracemine.mine.context import assign_folds, load_contexts, register_membership
+from tracemine.mine.crossfit import Shared
+from tracemine.mine.crossfit import crossfit as crossfit_tasks
+from tracemine.mine.profile import ensure_profiles
+from tracemine.mine.relations import Relations, find_pairs
+from tracemine.mine.select import Settings, select
+from tracemine.mine.where import parse_filters, where_sql
+from tracemine.model.contract import ContractFile
+
+FOLD_SUPPORT = 2
+"""Distinct tasks a template needs in one context before it proposes anything."""
+
+
+def mine(
+    db: str | Path,
+    *,
+    folds: int = 5,
+    target_fa: float = 0.01,
+    min_tasks: int = 5,
+    tools: Sequence[str] | None = None,
+    where: str | Sequence[str] | None = None,
+    task_key: str | None = None,
+    crossfit: bool = True,
+    seed: int = 0,
+    min_folds: int | None = None,
+) -> ContractFile:
+    """Mine candidate contracts from the nominal calls of the store at ``db``.
+
+    Nominal calls ended ``ok`` in runs passing ``where`` (``"run_outcome=success"``).
+    Tasks are split into ``folds`` seeded groups; candidates are proposed on the other
+    folds and counted on each held-out one, and kept when proposed in ``min_folds``
+    folds (default ``folds - 1``), supported by ``min_tasks`` distinct tasks, and the
+    upper confidence bound of their held-out violation rate is at most ``target_fa``.
+    Without task ids give ``task_key`` (a run field, metadata key or ``regex:``) or
+    ``crossfit=False``. Profiles are stored in the database and reused while its calls
+    and these filters stay the same.
+
+    >>> contracts = mine("traces.duckdb", where="run_outcome=success")  # doctest: +SKIP
+    >>> contracts.contracts[0].description  # doctest: +SKIP
+    'result.total_cents >= 0'
+    """
+    started = time.perf_counter()
+    if crossfit and folds < 2:
+        raise InputError(f"--folds must be at least 2 to cross-fit (got {folds})")
+    if not 0 < target_fa < 1:
+        raise InputError(f"--target-fa must be between 0 and 1 (got {target_fa})")
+    filters = parse_filters(where if where is None or isinstance(where, str) else list(where))
+    if not Path(db).exists():
+        raise StoreError(f"{db}: no such database; run `tracemine ingest` first")
+    con = connect(db)
+    try:
+        _require_tasks(con, filters, task_key, crossfit)
+        info = ensure_profiles(con, filters, task_key)
+        task_calls = _task_calls(con, tools)
+        if crossfit and len(task_calls) < folds:
+            raise InputError(
+                f"{len(task_calls)} tasks with nominal calls, fewer than --folds {folds}; "
+                "lower --folds or give --no-crossfit"
+            )
+        assignment = (
+            assign_folds(task_calls, folds, seed) if crossfit else dict.fromkeys(task_calls, 0)
+        )
+        names = register_membership(con, assignment, folds if crossfit else 0)
+        contexts = load_contexts(con, names, FOLD_SUPPORT, info.survey)
+        _only(contexts, tools)
+        every = contexts["all"]
+        survey = info.survey
+        shared = Shared(
+            Relations(find_pairs(every)), Conditional.build(con, every, assignment, survey)
+        )
+        assert shared.relations is not None
+        shared.relations.load(con, contexts, survey)
+        for ctx in contexts.values():
+            ctx.shared = shared
+        candidates = crossfit_tasks(con, contexts, survey)
+        settings = Settings(folds if crossfit else 0, target_fa, min_tasks,
+                            min_folds if min_folds is not None else max(folds - 1, 1),
+                            crossfit)  # fmt: skip
+        kept, summary = select(candidates, settings, lambda keys: _calls(con, keys))
+        con.unregister("_tm_membership")
+        con.unregister("_tm_folds")
+    finally:
+        con.close()
+    provenance: dict[str, Any] = {
+        "store": str(db),
+        "params": {
+            "folds": folds if crossfit else 0, "target_fa": target_fa, "min_tasks": min_tasks,
+            "min_folds": settings.min_folds, "tools": sorted(tools) if tools else None,
+            "where": [f.text for f in filters], "task_key": task_key, "crossfit": crossfit,
+            "seed": seed,
+        },
+        "profile": {"fingerprint": info.fingerprint, "reused": info.reused,
+                    "calls": info.calls, "tasks": info.tasks, "runs": info.runs,
+                    "runs_without_task": info.runs_without_task},
+        "summary": summary,
+        "seconds": round(time.perf_counter() - started, 3),
+    }  # fmt: skip
+    return ContractFile(generated_at=datetime.now(UTC), provenance=provenance, contracts=kept)
+
+
+def _require_tasks(
+    con: duckdb.DuckDBPyConnection, filters: list, task_key: str | None, crossfit: bool
+) -> None:
+    where, params = where_sql(filters)
+    row = fetch_one(con, f"SELECT count(*), count(task_id) FROM runs r WHERE {where}", params)
+    runs, with_task = (int(row[0]), int(row[1])) if row else (0, 0)
+    if runs == 0:
+        raise InputError("no runs in the store pass --where; nothing to mine")
+    if crossfit and with_task == 0 and task_key is None:
+        raise InputError(
+            "no run has a task id, so tasks cannot be held out; give --task-key (a run "
+            "field, metadata key or regex:PATTERN over run ids) or --no-crossfit"
+        )
+
+
+def _task_calls(con: duckdb.DuckDBPyConnection, tools: Sequence[str] | None) -> dict[str, int]:
+    rows = con.execute("SELECT tool, task, count(*) FROM tm_calls GROUP BY ALL").fetchall()
+    known = {tool for tool, _, _ in rows}
+    unknown = sorted(set(tools or ()) - known)
+    if unknown:
+        raise InputError(
+            f"--tool {', '.join(unknown)}: no nominal calls of that tool; "
+            f"tools in the store: {', '.join(sorted(known)) or 'none'}"
+        )
+    out: dict[str, int] = {}
+    for tool, task, count in rows:
+        if not tools or tool in tools:
+            out[task] = out.get(task, 0) + int(count)
+    return out
+
+
+def _only(contexts: dict, tools: Sequence[str] | None) -> None:
+    if not tools:
+        return
+    for ctx in contexts.values():
+        ctx.tool_calls = {t: n for t, n in ctx.tool_calls.items() if t in tools}
+        ctx.paths = {k: v for k, v in ctx.paths.items() if k[0] in tools}
+        ctx.values = {k: v for k, v in ctx.values.items() if k[0] in tools}
+        ctx.shapes = {k: v for k, v in ctx.shapes.items() if k[0] in tools}
+
+
+def _calls(con: duckdb.DuckDBPyConnection, keys: list[int]) -> dict[int, dict]:
+    if not keys:
+        return {}
+    rows = con.execute(
+        "SELECT call_key, run_id, task, call_id, seq FROM tm_calls WHERE call_key IN "
+        "(SELECT unnest(?))",
+        [keys],
+    ).fetchall()
+    return {
+        int(k): {"run_id": run, "task_id": None if task.startswith("run:") else task,
+                 "call_id": call, "seq": seq}
+        for k, run, task, call, seq in rows
+    }  # fmt: skip

@@ -1,0 +1,273 @@
+"""Conditional contracts: a property that fails overall but holds under a predicate on the
+arguments or on a result status field (``non_empty result.orders when args.status ==
+"open"``).
+
+For each such *target* (a parameter-free unary property broken on some, not most, calls)
+the calls' argument and status features are read once; per fold a shallow scikit-learn
+decision tree predicting the violation is grown on the training tasks, and a node without
+violations whose conditions all test one feature becomes the predicate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from tracemine.mine.context import MineContext, PathProfile
+from tracemine.mine.formats import looks_personal, name_tokens, words
+from tracemine.mine.measure import Measure, parent_path, unary
+from tracemine.mine.profile import Survey, call_paths_sql
+from tracemine.model.contract import Contract, Kind, Predicate
+
+TARGET_KINDS = (Kind.NON_EMPTY, Kind.PRESENT, Kind.NOT_NULL, Kind.NON_NEGATIVE, Kind.POSITIVE)
+MAX_TARGETS = 40
+MIN_CHECKED = 20
+MAX_VIOLATION_SHARE = 0.8
+MAX_CATEGORIES = 12
+STATUS_WORDS = words(
+    "status state found success ok error code type kind outcome available exists mode"
+)
+
+
+@dataclass
+class Feature:
+    """One feature path's value on each of a target's rows."""
+
+    path: str
+    present: np.ndarray  # bool
+    values: np.ndarray  # object (categorical) or float64 (numeric)
+    categories: list[Any] = field(default_factory=list)  # empty for numeric
+
+    @property
+    def numeric(self) -> bool:
+        return not self.categories
+
+
+@dataclass
+class Target:
+    tool: str
+    side: str
+    path: str
+    kind: Kind
+    keys: np.ndarray
+    folds: np.ndarray
+    tasks: np.ndarray
+    violated: np.ndarray
+    features: list[Feature] = field(default_factory=list)
+
+
+def holds(predicate: Predicate, feature: Feature) -> np.ndarray:
+    """Rows where ``predicate`` holds (a missing value satisfies only ``absent``)."""
+    op, value, present = predicate.op, predicate.value, feature.present
+    if op == "present":
+        return present.copy()
+    if op == "absent":
+        return ~present
+    if op in ("==", "in"):
+        allowed = [value] if op == "==" else list(value)
+        return present & np.isin(feature.values, np.array(allowed, dtype=object))
+    numbers = feature.values.astype(float)
+    with np.errstate(invalid="ignore"):
+        compare = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
+        return present & compare[op](numbers, float(value))
+
+
+def _is_feature(profile: PathProfile, ctx: MineContext) -> bool:
+    if profile.has_wildcard or profile.path in ("args", "result"):
+        return False
+    json_type = profile.json_type
+    tokens = name_tokens(profile.path)
+    if profile.side == "result" and not tokens & STATUS_WORDS:
+        return False
+    if json_type in ("integer", "number") and profile.side == "args":
+        return True
+    listing = ctx.values.get((profile.tool, profile.side, profile.path))
+    if json_type not in ("string", "boolean") or listing is None or not listing.complete:
+        return False
+    values = list(listing.counts)
+    return len(values) <= MAX_CATEGORIES and not any(looks_personal(v, tokens) for v in values)
+
+
+class Conditional:
+    """Targets and features of one mine; fits and counts conditional candidates."""
+
+    def __init__(self, targets: list[Target]) -> None:
+        self.targets = {(t.tool, t.side, t.path, t.kind): t for t in targets}
+
+    @classmethod
+    def build(
+        cls,
+        con: duckdb.DuckDBPyConnection,
+        ctx: MineContext,
+        folds: dict[str, int],
+        survey: Survey,
+    ) -> Conditional:
+        """Pick targets from the every-task context and read their rows and features."""
+        specs = []
+        for profile in ctx.profiles():
+            for kind in TARGET_KINDS:
+                found = unary(kind, {}, profile.tool, profile.side, profile.path, ctx)
+                if kind in (Kind.NON_NEGATIVE, Kind.POSITIVE) and profile.json_type not in (
+                        "integer", "number"):  # fmt: skip
+                    continue
+                share = found.violations / found.checked if found.checked else 1.0
+                if found.checked >= MIN_CHECKED and 0 < share <= MAX_VIOLATION_SHARE:
+                    specs.append((profile.tool, profile.side, profile.path, kind))
+        specs = sorted(set(specs))[:MAX_TARGETS]
+        if not specs:
+            return cls([])
+        rows = _target_rows(con, specs, survey)
+        features = {
+            tool: [p for p in ctx.profiles(tool) if _is_feature(p, ctx)]
+            for tool in {s[0] for s in specs}
+        }
+        values = _feature_values(con, [p for ps in features.values() for p in ps])
+        targets = []
+        for tid, (tool, side, path, kind) in enumerate(specs):
+            keys, tasks, violated = rows.get(tid, ([], [], []))
+            if not len(keys):
+                continue
+            keys = np.asarray(keys, dtype=np.int64)
+            task_array = np.asarray(tasks, dtype=object)
+            fold_of = np.asarray([folds.get(t, -1) for t in tasks], dtype=np.int64)
+            target = Target(tool, side, path, kind, keys, fold_of, task_array,
+                            np.asarray(violated, dtype=bool))  # fmt: skip
+            for profile in features[tool]:
+                if profile.side == side and profile.path == path:
+                    continue
+                listing = ctx.values.get((tool, profile.side, profile.path))
+                categories = sorted(listing.counts, key=str) if listing else []
+                if profile.json_type in ("integer", "number") and profile.side == "args":
+                    categories = []
+                fkeys, fvals = values[(tool, profile.side, profile.path)]
+                target.features.append(_align(profile.path, keys, fkeys, fvals, categories))
+            targets.append(target)
+        return cls(targets)
+
+    def mask(self, target: Target, ctx: MineContext) -> np.ndarray:
+        kind, _, fold = ctx.name.partition(":")
+        if kind == "all":
+            return np.ones(len(target.keys), dtype=bool)
+        return target.folds == int(fold) if kind == "test" else target.folds != int(fold)
+
+    def measure(self, contract: Contract, ctx: MineContext) -> Measure:
+        key = (contract.tool, contract.side.value, contract.paths[0], contract.kind)
+        target = self.targets.get(key)
+        if target is None or contract.when is None:
+            return Measure()
+        feature = next((f for f in target.features if f.path == contract.when.path), None)
+        if feature is None:
+            return Measure()
+        rows = self.mask(target, ctx) & holds(contract.when, feature)
+        bad = rows & target.violated
+        examples = [(int(k), f"{contract.kind.value} broken") for k in target.keys[bad][:3]]
+        return Measure(int(rows.sum()), int(bad.sum()), examples)
+
+
+def _target_rows(
+    con: duckdb.DuckDBPyConnection, specs: list[tuple], survey: Survey
+) -> dict[int, tuple]:
+    table = pa.table({
+        "tid": list(range(len(specs))), "tool": [s[0] for s in specs],
+        "side": [s[1] for s in specs], "path": [s[2] for s in specs],
+        "kind": [s[3].value for s in specs],
+        "parent": [parent_path(s[2]) if s[3] == Kind.PRESENT else None for s in specs],
+    })  # fmt: skip
+    con.register("_tm_targets", table)
+    paths = {s[2] for s in specs} | {p for p in table.column("parent").to_pylist() if p}
+    con.register("_tm_only", pa.table({"path": sorted(paths)}))
+    try:
+        found = con.execute(target_rows_sql(survey)).fetchall()
+    finally:
+        con.unregister("_tm_targets")
+        con.unregister("_tm_only")
+    rows: dict[int, tuple[list, list, list]] = {}
+    for tid, key, task, violated in found:
+        keys, tasks, flags = rows.setdefault(int(tid), ([], [], []))
+        keys.append(key)
+        tasks.append(task)
+        flags.append(bool(violated))
+    return rows
+
+
+def target_rows_sql(survey: Survey) -> str:
+    """SQL: per target, each applicable call with its task and whether it broke the
+    property (needs ``_tm_targets`` and ``_tm_only``, their paths and parents)."""
+    numeric = "p.n_integer + p.n_number < p.n"
+    return f"""
+    WITH tm_call_paths AS MATERIALIZED ({call_paths_sql(survey, "_tm_only")})
+    SELECT t.tid, p.call_key, c.task, CASE t.kind
+        WHEN 'non_empty' THEN p.n_empty > 0 OR p.n_len < p.n
+        WHEN 'not_null' THEN p.n_null > 0
+        WHEN 'non_negative' THEN p.n_neg > 0 OR {numeric}
+        ELSE p.n_neg + p.n_zero > 0 OR {numeric} END AS violated
+    FROM _tm_targets t JOIN tm_calls c ON c.tool = t.tool
+    JOIN tm_call_paths p ON p.call_key = c.call_key AND p.side = t.side AND p.path = t.path
+    WHERE t.kind <> 'present'
+    UNION ALL
+    SELECT t.tid, up.call_key, c.task, coalesce(NOT ch.present_ok, TRUE)
+    FROM _tm_targets t JOIN tm_calls c ON c.tool = t.tool
+    JOIN tm_call_paths up ON up.call_key = c.call_key AND up.side = t.side
+                         AND up.path = t.parent AND up.n_object > 0
+    LEFT JOIN tm_call_paths ch ON ch.call_key = up.call_key AND ch.side = t.side
+                              AND ch.path = t.path
+    WHERE t.kind = 'present'
+    ORDER BY 1, 2
+    """
+
+
+def _feature_values(con: duckdb.DuckDBPyConnection, profiles: list[PathProfile]) -> dict:
+    out: dict[tuple[str, str, str], tuple[np.ndarray, list]] = {
+        (p.tool, p.side, p.path): (np.zeros(0, dtype=np.int64), []) for p in profiles
+    }
+    if not profiles:
+        return out
+    con.register("_tm_features", pa.table({
+        "tool": [p.tool for p in profiles], "side": [p.side for p in profiles],
+        "path": [p.path for p in profiles]}))  # fmt: skip
+    try:
+        rows = con.execute("""
+            SELECT f.tool, f.side, f.path, list(v.call_key ORDER BY v.call_key),
+                   list(CASE v.jtype WHEN 'string' THEN to_json(v.str)
+                        WHEN 'boolean' THEN to_json(v.bool) WHEN 'null' THEN NULL
+                        ELSE to_json(v.num) END ORDER BY v.call_key)
+            FROM _tm_features f JOIN tm_calls c ON c.tool = f.tool
+            JOIN json_values v ON v.call_key = c.call_key AND v.side = f.side AND v.path = f.path
+            GROUP BY ALL
+        """).fetchall()
+    finally:
+        con.unregister("_tm_features")
+    import json
+
+    for tool, side, path, keys, vals in rows:
+        decoded = [json.loads(v) if v is not None else None for v in vals]
+        out[(tool, side, path)] = (np.asarray(keys, dtype=np.int64), decoded)
+    return out
+
+
+def _align(
+    path: str, keys: np.ndarray, fkeys: np.ndarray, fvals: list, categories: list
+) -> Feature:
+    position = np.clip(np.searchsorted(fkeys, keys), 0, max(len(fkeys) - 1, 0))
+    present = (fkeys[position] == keys) if len(fkeys) else np.zeros(len(keys), dtype=bool)
+    if categories:
+        values = np.empty(len(keys), dtype=object)
+        for row in np.flatnonzero(present):
+            values[row] = fvals[position[row]]
+    else:
+        values = np.full(len(keys), math.nan)
+        for row in np.flatnonzero(present):
+            value = fvals[position[row]]
+            values[row] = float(value) if isinstance(value, int | float) else math.nan
+    return Feature(path, present & _not_none(values, categories), values, categories)
+
+
+def _not_none(values: np.ndarray, categories: list) -> np.ndarray:
+    if categories:
+        return np.array([v is not None for v in values], dtype=bool)
+    return ~np.isnan(values)

@@ -1,0 +1,187 @@
+"""The typed context templates read: one fold's profiles, summed from task profiles.
+
+A context is named ``all`` (every task), ``train:K`` (every task outside fold K) or
+``test:K`` (fold K). All contexts are summed in one query per layer by joining the task
+profiles with a membership table (task, context).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from tracemine.mine.profile import MAX_COLUMNS, MIN_COLUMNS, PROFILE_COLUMNS, Survey
+
+MAX_LISTED_VALUES = 64
+"""A context lists a path's values (or shapes) only when it has at most this many."""
+
+
+@dataclass(frozen=True)
+class PathProfile:
+    """One tool·side·path summed over a context's tasks (columns of ``tm_profiles``)."""
+
+    tool: str
+    side: str
+    path: str
+    tasks: int
+    stats: dict[str, Any]
+    format: str | None = None  # the format guessed for the path's strings (survey)
+
+    def __getitem__(self, column: str) -> Any:
+        value = self.stats[column]
+        return 0 if value is None and column not in MIN_COLUMNS | MAX_COLUMNS else value
+
+    @property
+    def has_wildcard(self) -> bool:
+        return "[*]" in self.path
+
+    @property
+    def json_type(self) -> str | None:
+        """The one JSON type of every value here (integer+number → number), else None."""
+        calls = self["calls"]
+        for name in ("boolean", "integer", "string", "array", "object", "null"):
+            if self[f"c_all_{name}"] == calls:
+                return name
+        return "number" if self["c_all_numeric"] == calls else None
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Values (or shapes) of a path in a context: value → (calls, tasks). ``complete`` is
+    False when some task had more than the profile keeps."""
+
+    counts: dict[Any, tuple[int, int]]
+    complete: bool
+
+
+@dataclass
+class MineContext:
+    """What templates see: one context's profiles, and what every context shares."""
+
+    name: str
+    tasks: frozenset[str]
+    tool_calls: dict[str, int]
+    paths: dict[tuple[str, str, str], PathProfile]
+    values: dict[tuple[str, str, str], Listing]
+    shapes: dict[tuple[str, str, str], Listing]
+    min_support: int = 2
+    relations: dict[int, dict[str, int]] = field(default_factory=dict)
+    shared: Any = None  # pairs and conditional data (crossfit.Shared), the same for all
+
+    def tools(self) -> list[str]:
+        return sorted(self.tool_calls)
+
+    def profiles(self, tool: str | None = None) -> Iterator[PathProfile]:
+        for key in sorted(self.paths):
+            if tool is None or key[0] == tool:
+                yield self.paths[key]
+
+    def parent(self, profile: PathProfile, parent_path: str) -> PathProfile | None:
+        return self.paths.get((profile.tool, profile.side, parent_path))
+
+
+def assign_folds(task_calls: dict[str, int], folds: int, seed: int) -> dict[str, int]:
+    """Seeded task → fold: tasks in a seeded order, each to the fold with the fewest calls
+    so far (GroupKFold's balancing, with the seed deciding ties and order)."""
+    tasks = sorted(task_calls)
+    random.Random(seed).shuffle(tasks)
+    tasks.sort(key=lambda t: -task_calls[t])  # stable: seeded order among equal sizes
+    load = [0] * folds
+    assignment = {}
+    for task in tasks:
+        fold = min(range(folds), key=lambda k: (load[k], k))
+        assignment[task] = fold
+        load[fold] += task_calls[task]
+    return assignment
+
+
+def register_membership(
+    con: duckdb.DuckDBPyConnection, assignment: dict[str, int], folds: int
+) -> list[str]:
+    """Register ``_tm_membership(task, ctx)`` and ``_tm_folds(task, fold)``; return the
+    context names."""
+    tasks, ctxs = [], []
+    for task, fold in assignment.items():
+        tasks.append(task)
+        ctxs.append("all")
+        for k in range(folds):
+            tasks.append(task)
+            ctxs.append(f"test:{k}" if k == fold else f"train:{k}")
+    con.register("_tm_membership", pa.table({"task": tasks, "ctx": ctxs}))
+    con.register("_tm_folds", pa.table({"task": list(assignment),
+                                        "fold": list(assignment.values())}))  # fmt: skip
+    names = ["all"] + [f"{kind}:{k}" for k in range(folds) for kind in ("train", "test")]
+    return names if folds else ["all"]
+
+
+def context_sums_sql() -> str:
+    """SQL summing task profiles per context (needs ``_tm_membership``)."""
+    aggs = []
+    for name in PROFILE_COLUMNS:
+        fn = "min" if name in MIN_COLUMNS else "max" if name in MAX_COLUMNS else "sum"
+        aggs.append(f"{fn}(p.{name}) AS {name}")
+    return f"""
+    SELECT m.ctx, p.tool, p.side, p.path, count(DISTINCT p.task) AS tasks, {", ".join(aggs)}
+    FROM tm_profiles p JOIN _tm_membership m ON m.task = p.task
+    GROUP BY ALL
+    """
+
+
+def context_values_sql(limit: int = MAX_LISTED_VALUES) -> str:
+    """SQL summing listed values and shapes per context, for paths with few of them."""
+    return f"""
+    WITH g AS (
+        SELECT m.ctx, v.tool, v.side, v.path, v.kind, v.value, sum(v.calls) AS calls,
+               count(DISTINCT v.task) AS tasks, max(v.distinct_n) AS task_distinct
+        FROM tm_profile_values v JOIN _tm_membership m ON m.task = v.task
+        GROUP BY ALL
+    ), w AS (
+        SELECT *, count(*) OVER p AS listed, max(task_distinct) OVER p AS most
+        FROM g WINDOW p AS (PARTITION BY ctx, tool, side, path, kind)
+    )
+    SELECT ctx, tool, side, path, kind, value, calls, tasks, most
+    FROM w WHERE listed <= {limit}
+    ORDER BY ALL
+    """
+
+
+def load_contexts(
+    con: duckdb.DuckDBPyConnection, names: list[str], min_support: int, survey: Survey
+) -> dict[str, MineContext]:
+    """Every context's profiles, values and shapes, in one pass per layer."""
+    from tracemine.mine.profile import VALUES_PER_TASK
+
+    contexts = {name: MineContext(name, frozenset(), {}, {}, {}, {}, min_support) for name in names}
+    for ctx, tool, calls, tasks in con.execute(
+        "SELECT m.ctx, c.tool, count(*), list(DISTINCT c.task) FROM tm_calls c "
+        "JOIN _tm_membership m ON m.task = c.task GROUP BY ALL"
+    ).fetchall():
+        contexts[ctx].tool_calls[tool] = int(calls)
+        contexts[ctx].tasks = contexts[ctx].tasks | frozenset(tasks)
+    cursor = con.execute(context_sums_sql())
+    columns = [d[0] for d in cursor.description][5:]
+    for row in cursor.fetchall():
+        ctx, tool, side, path, tasks = row[:5]
+        stats = dict(zip(columns, row[5:], strict=True))
+        contexts[ctx].paths[(tool, side, path)] = PathProfile(
+            tool, side, path, tasks, stats, survey.formats.get(path)
+        )
+    listings: dict[tuple[str, str, str, str, str], dict[Any, tuple[int, int]]] = {}
+    complete: dict[tuple[str, str, str, str, str], bool] = {}
+    for ctx, tool, side, path, kind, value, calls, tasks, most in con.execute(
+        context_values_sql()
+    ).fetchall():
+        key = (ctx, tool, side, path, kind)
+        decoded = json.loads(value) if kind == "v" else value
+        listings.setdefault(key, {})[decoded] = (int(calls), int(tasks))
+        complete[key] = int(most) <= VALUES_PER_TASK
+    for (ctx, tool, side, path, kind), counts in listings.items():
+        target = contexts[ctx].values if kind == "v" else contexts[ctx].shapes
+        target[(tool, side, path)] = Listing(counts, complete[(ctx, tool, side, path, kind)])
+    return contexts

@@ -1,0 +1,65 @@
+"""One-line descriptions of contracts (``result.total_cents >= 0``) and their order."""
+
+from __future__ import annotations
+
+import json
+
+from tracemine.model.contract import Contract, Kind
+
+_KIND_ORDER = {kind: position for position, kind in enumerate(Kind)}
+
+
+def describe(contract: Contract) -> str:
+    """What the contract says, as an expression a reviewer reads at a glance."""
+    p, params = contract.paths, contract.params
+    first = p[0]
+    kind = contract.kind
+    text = {
+        Kind.PRESENT: lambda: f"{first} is present",
+        Kind.NOT_NULL: lambda: f"{first} is not null",
+        Kind.TYPE: lambda: f"{first} is {params.get('type')}",
+        Kind.NON_NEGATIVE: lambda: f"{first} >= 0",
+        Kind.POSITIVE: lambda: f"{first} > 0",
+        Kind.RANGE: lambda: _between(first, params),
+        Kind.ONE_OF: lambda: f"{first} in {json.dumps(params.get('values'))}",
+        Kind.CONST: lambda: f"{first} == {json.dumps(params.get('value'))}",
+        Kind.NON_EMPTY: lambda: f"{first} is not empty",
+        Kind.LENGTH: lambda: _between(f"len({first})", params),
+        Kind.FORMAT: lambda: f"{first} is a {params.get('format')}",
+        Kind.PATTERN: lambda: f"{first} matches {params.get('regex')}",
+        Kind.UNIQUE: lambda: f"{first} has no duplicates",
+        Kind.EQUALS: lambda: f"{first} == {p[-1]}",
+        Kind.LE: lambda: f"{first} <= {p[-1]}",
+        Kind.LT: lambda: f"{first} < {p[-1]}",
+        Kind.SUM_EQUALS: lambda: f"{first} == {p[-1]} (± {params.get('tolerance', 0)})",
+        Kind.MEMBER: lambda: f"{first} in {p[-1]}",
+        Kind.SUBSET: lambda: f"every {first} in {p[-1]}",
+    }.get(kind, lambda: f"{kind.value}({', '.join(p)})")()
+    if contract.when is not None:
+        text += f" when {contract.when.render()}"
+    return text
+
+
+def _between(subject: str, params: dict) -> str:
+    low, high = params.get("min"), params.get("max")
+    if low is not None and low == high:
+        return f"{subject} == {low}"
+    if low is None:
+        return f"{subject} <= {high}"
+    if high is None:
+        return f"{subject} >= {low}"
+    return f"{low} <= {subject} <= {high}"
+
+
+def sort_key(contract: Contract) -> tuple:
+    """Deterministic order: tool, side, path, kind, condition, id."""
+    when = contract.when.render() if contract.when else ""
+    return (
+        contract.tool,
+        contract.side.value,
+        contract.paths[0],
+        _KIND_ORDER[contract.kind],
+        contract.paths[1:],
+        when,
+        contract.id,
+    )

@@ -1,0 +1,221 @@
+"""How often a candidate holds in a context: checked calls and violating calls.
+
+The same count decides a proposal (no violation on the training tasks) and tests it
+(violations on the held-out tasks). Kinds without parameters are counted from the summed
+profiles alone; kinds whose parameters were fitted on a fold (range, length, one_of,
+const, pattern) are counted exactly by one SQL statement over all folds at once
+(:func:`fitted_sql`), which also picks a few counterexamples.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+import duckdb
+import pyarrow as pa
+
+from tracemine.mine.context import MineContext, PathProfile
+from tracemine.mine.formats import literal_prefix, shape_sql
+from tracemine.mine.profile import Survey
+from tracemine.model.contract import Contract, Kind
+from tracemine.model.paths import parse
+
+FITTED_KINDS = frozenset({Kind.RANGE, Kind.LENGTH, Kind.ONE_OF, Kind.CONST, Kind.PATTERN})
+_TYPE_COLUMNS = {"number": "c_all_numeric"}
+
+
+@dataclass
+class Measure:
+    checked: int = 0
+    violations: int = 0
+    examples: list[tuple[int, str]] = field(default_factory=list)  # (call_key, observed)
+
+
+def parent_path(path: str) -> str | None:
+    parent = parse(path).parent
+    return parent.text if parent is not None else None
+
+
+def unary(kind: Kind, params: dict, tool: str, side: str, path: str, ctx: MineContext) -> Measure:
+    """Checked and violating calls of a parameter-free unary property in ``ctx``."""
+    profile = ctx.paths.get((tool, side, path))
+    if kind == Kind.PRESENT:
+        parent = ctx.paths.get((tool, side, parent_path(path) or ""))
+        if parent is None:
+            return Measure()
+        present = profile["c_present"] if profile else 0
+        return Measure(parent["c_obj"], parent["c_obj"] - present)
+    if profile is None:
+        return Measure()
+    calls = profile["calls"]
+    if kind == Kind.NOT_NULL:
+        return Measure(calls, profile["c_null"])
+    if kind == Kind.TYPE:
+        name = params["type"]
+        return Measure(calls, calls - profile[_TYPE_COLUMNS.get(name, f"c_all_{name}")])
+    if kind == Kind.NON_NEGATIVE:
+        return Measure(calls, profile["c_neg"] + _non_numeric(profile))
+    if kind == Kind.POSITIVE:
+        return Measure(calls, profile["c_nonpos"] + _non_numeric(profile))
+    if kind == Kind.NON_EMPTY:
+        return Measure(calls, profile["c_empty"] + calls - profile["c_len"])
+    if kind == Kind.FORMAT:
+        if profile.format != params["format"]:
+            return Measure(calls, calls)  # the path's strings were not of that format
+        return Measure(calls, calls - profile["c_fmt"])
+    if kind == Kind.UNIQUE:
+        return Measure(profile["c_multi"], profile["c_dup"])
+    raise ValueError(f"{kind} is not counted from profiles")
+
+
+def _non_numeric(profile: PathProfile) -> int:
+    return int(profile["calls"] - profile["c_all_numeric"])
+
+
+def measure(contract: Contract, ctx: MineContext) -> Measure | None:
+    """Count ``contract`` in ``ctx`` from profiles, relation stats or conditional data;
+    None for fitted kinds, which :func:`fitted_sql` counts."""
+    if contract.when is not None:
+        return ctx.shared.conditional.measure(contract, ctx)
+    if contract.kind in FITTED_KINDS:
+        return None
+    if contract.kind in (Kind.EQUALS, Kind.LE, Kind.LT, Kind.SUM_EQUALS, Kind.MEMBER,
+                         Kind.SUBSET) and len(contract.paths) == 2:  # fmt: skip
+        return ctx.shared.relations.measure(contract, ctx)
+    path = contract.paths[0]
+    return unary(contract.kind, contract.params, contract.tool, contract.side.value, path, ctx)
+
+
+# -- fitted kinds, counted in SQL -----------------------------------------------------------
+
+_VALUE_SQL = (
+    "CASE v.jtype WHEN 'string' THEN CAST(to_json(v.str) AS VARCHAR) "
+    "WHEN 'boolean' THEN CAST(v.bool AS VARCHAR) "
+    "WHEN 'integer' THEN CAST(CAST(v.num AS HUGEINT) AS VARCHAR) "
+    "ELSE '~' || v.jtype END"
+)
+_SHOWN_SQL = (
+    f"CASE WHEN v.jtype = 'string' THEN 'string shaped ' || {shape_sql('v.str')} "
+    "WHEN v.jtype IN ('integer', 'number') THEN 'number ' || CAST(v.num AS VARCHAR) "
+    "ELSE v.jtype END"
+)
+# a pattern is checked on the literal prefix plus the shape of the rest: the same answer as
+# the regular expression on the value, with one regular expression per distinct shape
+_PATTERN_KEY = f"f.prefix || substr({shape_sql('v.str')}, length(f.prefix) + 1)"
+_HELD_OUT = """
+    calls AS (SELECT c.call_key, c.tool, t.fold FROM tm_calls c
+              JOIN _tm_folds t ON t.task = c.task),
+    v AS (SELECT v.*, c.tool, c.fold FROM json_values v
+          SEMI JOIN _tm_only o ON o.path = v.path
+          JOIN calls c ON c.call_key = v.call_key)
+"""
+
+
+def pattern_rows_sql() -> str:
+    """SQL building ``_tm_pattern_rows``: each held-out string under a pattern item, with
+    whether it starts with the literal prefix and its key (prefix + shape of the rest)."""
+    return f"""
+    CREATE OR REPLACE TEMP TABLE _tm_pattern_rows AS
+    WITH {_HELD_OUT}
+    SELECT f.item, v.call_key, v.jtype, v.len, v.str,
+           v.jtype = 'string' AND starts_with(v.str, f.prefix) AS prefixed,
+           CASE WHEN v.jtype = 'string' THEN {_PATTERN_KEY} END AS key
+    FROM v JOIN _tm_fitted f ON f.tool = v.tool AND f.fold = v.fold AND f.path = v.path
+    WHERE f.kind = 'pattern'
+    """
+
+
+def fitted_sql(examples: int = 3) -> str:
+    """SQL counting, per fitted item (a contract fitted on the other folds), the calls of
+    its held-out fold checked and violating, with up to ``examples`` violating calls and
+    what they showed (strings redacted to shapes). Every check is per value; a call
+    violates when one of its values does. Needs ``_tm_fitted``, ``_tm_fitted_values``,
+    ``_tm_pattern_rows``, ``_tm_pattern_ok``, ``_tm_only`` and ``_tm_folds``."""
+    sized = "v.jtype IN ('array', 'string', 'object')"
+    return f"""
+    WITH {_HELD_OUT},
+    j AS MATERIALIZED (
+        SELECT f.item, f.kind, f.lo, f.hi, v.call_key, v.jtype, v.num, v.len, v.str, v.bool
+        FROM v JOIN _tm_fitted f ON f.tool = v.tool AND f.fold = v.fold AND f.path = v.path
+        WHERE f.kind <> 'pattern'
+    ), checked AS (
+        SELECT v.item, v.call_key, v.jtype, v.num, v.len, v.str, CASE
+            WHEN kind = 'range' THEN v.jtype NOT IN ('integer', 'number')
+                                     OR v.num < lo OR v.num > hi
+            ELSE NOT {sized} OR v.len < lo OR v.len > hi END AS bad
+        FROM j v WHERE kind IN ('range', 'length')
+        UNION ALL
+        SELECT v.item, v.call_key, v.jtype, v.num, v.len, v.str, fv.value IS NULL
+        FROM (SELECT *, {_VALUE_SQL} AS value FROM j v WHERE kind IN ('one_of', 'const')) v
+        LEFT JOIN _tm_fitted_values fv ON fv.item = v.item AND fv.value = v.value
+        UNION ALL
+        SELECT v.item, v.call_key, v.jtype, NULL, v.len, v.str,
+               NOT coalesce(v.prefixed AND ok.ok, FALSE) OR v.len > 256
+        FROM _tm_pattern_rows v LEFT JOIN _tm_pattern_ok ok ON ok.item = v.item AND ok.key = v.key
+    ), per_call AS (
+        SELECT item, call_key, bool_or(bad) AS bad,
+               min(CASE WHEN bad THEN {_SHOWN_SQL} END) AS shown
+        FROM checked v GROUP BY item, call_key
+    )
+    SELECT item, count(*) AS checked, count(*) FILTER (bad) AS violations,
+           list([CAST(call_key AS VARCHAR), shown] ORDER BY call_key)
+               FILTER (bad)[1:{examples}] AS examples
+    FROM per_call GROUP BY item
+    """
+
+
+def count_fitted(
+    con: duckdb.DuckDBPyConnection, survey: Survey, items: list[tuple[int, int, Contract]]
+) -> dict[int, Measure]:
+    """Count fitted-kind contracts, each on its held-out fold: ``items`` are (item number,
+    fold, contract). Needs ``_tm_folds(task, fold)`` registered."""
+    if not items:
+        return {}
+    cols: dict[str, list] = {k: [] for k in ("item", "fold", "tool", "side", "path", "kind",
+                                              "lo", "hi", "regex", "prefix")}  # fmt: skip
+    values: dict[str, list] = {"item": [], "value": []}
+    for item, fold, contract in items:
+        params = contract.params
+        regex = params.get("regex")
+        row = (item, fold, contract.tool, contract.side.value, contract.paths[0],
+               contract.kind.value, params.get("min"), params.get("max"), regex,
+               literal_prefix(regex) if regex else "")  # fmt: skip
+        for name, value in zip(cols, row, strict=True):
+            cols[name].append(float(value) if name in ("lo", "hi") and value is not None
+                              else value)  # fmt: skip
+        for value in params.get("values", [params["value"]] if "value" in params else []):
+            values["item"].append(item)
+            values["value"].append(json.dumps(value, ensure_ascii=False))
+    con.register("_tm_fitted", pa.table(cols, schema=_FITTED_SCHEMA))
+    con.register("_tm_only", pa.table({"path": sorted(set(cols["path"]))}))
+    con.register("_tm_fitted_values", pa.table(values, schema=_VALUES_SCHEMA))
+    regexes = {
+        item: re.compile(c.params["regex"]) for item, _, c in items if c.kind == Kind.PATTERN
+    }
+    con.execute(pattern_rows_sql())
+    keys = con.execute("SELECT DISTINCT item, key FROM _tm_pattern_rows WHERE prefixed").fetchall()
+    ok = {"item": [k[0] for k in keys], "key": [k[1] for k in keys],
+          "ok": [bool(regexes[item].fullmatch(key)) for item, key in keys]}  # fmt: skip
+    con.register("_tm_pattern_ok", pa.table(ok, schema=_OK_SCHEMA))
+    try:
+        rows = con.execute(fitted_sql()).fetchall()
+    finally:
+        for name in ("_tm_fitted", "_tm_fitted_values", "_tm_pattern_ok", "_tm_only"):
+            con.unregister(name)
+        con.execute("DROP TABLE IF EXISTS _tm_pattern_rows")
+    out = {item: Measure() for item, _, _ in items}
+    for item, checked, violations, examples in rows:
+        out[item] = Measure(int(checked), int(violations),
+                            [(int(k), str(s)) for k, s in examples or []])  # fmt: skip
+    return out
+
+
+_FITTED_SCHEMA = pa.schema([
+    ("item", pa.int64()), ("fold", pa.int64()), ("tool", pa.string()), ("side", pa.string()),
+    ("path", pa.string()), ("kind", pa.string()), ("lo", pa.float64()), ("hi", pa.float64()),
+    ("regex", pa.string()), ("prefix", pa.string()),
+])  # fmt: skip
+_VALUES_SCHEMA = pa.schema([("item", pa.int64()), ("value", pa.string())])
+_OK_SCHEMA = pa.schema([("item", pa.int64()), ("key", pa.string()), ("ok", pa.bool_())])

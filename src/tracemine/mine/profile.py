@@ -1,0 +1,362 @@
+"""Profiles: SQL aggregates per tool, side, path and task, stored in the DuckDB store.
+
+    tm_calls           the nominal calls (status ok, runs passing ``where``) with their task
+    tm_path_survey     per path: the format its strings seem to have, whether its values are
+                       few enough to list, whether duplicates within a call are counted
+    tm_profiles        per tool, side, path and task: how many calls had each property
+                       (types, nulls, negatives, zeros, empties, format, duplicates, key
+                       present), min/max of numbers, lengths and strings, sums for spread
+    tm_profile_values  per tool, side, path and task: values and string shapes (capped)
+
+Every column of ``tm_profiles`` is a count, a sum, a min or a max, so a fold's profile is
+the sum (min, max) of its tasks' rows. The tables are rebuilt only when the store's calls,
+the ``where`` filter or the task key change (``fingerprint``); re-mining with other folds
+or thresholds reads them as they are. The per-call layer (:func:`call_paths_sql`) is not
+stored: it is an inline query that later steps restrict to the few paths they need.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from tracemine.errors import TaskKeyError
+from tracemine.ingest.store import fetch_one
+from tracemine.ingest.taskkey import TaskKey
+from tracemine.mine.formats import format_sql, guess_format, shape_sql
+from tracemine.mine.where import Filter, where_sql
+
+PROFILE_VERSION = "3"
+VALUES_PER_TASK = 32
+"""Distinct values (and shapes) kept per tool, path and task; more marks the path open."""
+MAX_LITERAL_CHARS = 64
+LISTED_DISTINCT = 256
+"""Values of a path are listed only when the whole store holds about this many or fewer."""
+JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+
+# (column, aggregate over a task's per-call rows, aggregate over a task's values where each
+# call has one value at the path) — every column a count, sum, min or max: mergeable
+_SIZED = "jtype IN ('array', 'string', 'object')"
+_PROFILE_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("calls", "count(*)", "count(*)"),
+    ("vals", "sum(n)", "count(*)"),
+    ("c_null", "count(*) FILTER (n_null > 0)", "count(*) FILTER (jtype = 'null')"),
+    ("c_obj", "count(*) FILTER (n_object > 0)", "count(*) FILTER (jtype = 'object')"),
+    *((f"c_all_{t}", f"count(*) FILTER (n_{t} = n)", f"count(*) FILTER (jtype = '{t}')")
+      for t in JSON_TYPES),
+    ("c_all_numeric", "count(*) FILTER (n_integer + n_number = n)",
+     "count(*) FILTER (jtype IN ('integer', 'number'))"),
+    ("c_neg", "count(*) FILTER (n_neg > 0)", "count(*) FILTER (num < 0)"),
+    ("c_nonpos", "count(*) FILTER (n_neg + n_zero > 0)", "count(*) FILTER (num <= 0)"),
+    ("nmin", "min(nmin)", "min(num)"),
+    ("nmax", "max(nmax)", "max(num)"),
+    ("nsum", "sum(nsum)", "sum(num)"),
+    ("nsq", "sum(nsq)", "sum(num * num)"),
+    ("nn", "sum(n_integer + n_number)", "count(num)"),
+    ("c_len", "count(*) FILTER (n_len = n)", f"count(*) FILTER ({_SIZED})"),
+    ("c_empty", "count(*) FILTER (n_empty > 0)", f"count(*) FILTER ({_SIZED} AND len = 0)"),
+    ("lmin", "min(lmin)", f"min(len) FILTER ({_SIZED})"),
+    ("lmax", "max(lmax)", f"max(len) FILTER ({_SIZED})"),
+    ("lsum", "sum(lsum)", f"sum(CAST(len AS DOUBLE)) FILTER ({_SIZED})"),
+    ("lsq", "sum(lsq)", f"sum(CAST(len AS DOUBLE) * len) FILTER ({_SIZED})"),
+    ("ln", "sum(n_len)", f"count(*) FILTER ({_SIZED})"),
+    ("c_fmt", "count(*) FILTER (n_string > 0 AND n_fmt = n_string)", "count(*) FILTER ({fmt})"),
+    ("c_multi", "count(*) FILTER (n > 1)", "0"),
+    ("c_dup", "count(*) FILTER (n_dup > 0)", "0"),
+    ("c_present", "count(*) FILTER (present_ok)",
+     "CASE WHEN path IN ('args', 'result') THEN 0 ELSE count(*) END"),
+    ("smin", "min(smin)", "min(str)"),
+    ("smax", "max(smax)", "max(str)"),
+)  # fmt: skip
+PROFILE_COLUMNS = tuple(name for name, _, _ in _PROFILE_COLUMNS)
+MIN_COLUMNS = frozenset({"nmin", "lmin", "smin"})
+MAX_COLUMNS = frozenset({"nmax", "lmax", "smax"})
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What a first cheap pass learns per path: its likely format, whether its values are
+    worth listing, whether duplicates within a call are counted, whether its strings look
+    like ids (short, with digits, no known format) and get shape profiles."""
+
+    formats: dict[str, str] = field(default_factory=dict)
+    listed: frozenset[str] = frozenset()
+    distinct: frozenset[str] = frozenset()
+    shaped: frozenset[str] = frozenset()
+
+
+def nominal_calls_sql(where: str, task_table: str | None) -> str:
+    """SQL building ``tm_calls``: calls that ended ok, in runs passing ``where``, with the
+    task they belong to (a run without one is its own task, ``run:<run_id>``)."""
+    source = "t.task" if task_table else "r.task_id"
+    join = f"LEFT JOIN {task_table} t ON t.run_id = c.run_id" if task_table else ""
+    return f"""
+    CREATE OR REPLACE TABLE tm_calls AS
+    SELECT c.call_key, c.tool, coalesce({source}, 'run:' || c.run_id) AS task, c.run_id,
+           c.call_id, c.seq, {source} IS NULL AS task_missing
+    FROM calls c JOIN runs r ON r.run_id = c.run_id {join}
+    WHERE c.status = 'ok' AND ({where})
+    ORDER BY c.call_key
+    """
+
+
+def survey_sql() -> str:
+    """SQL: per path of the nominal calls, its extreme strings (to guess a format), the
+    longest string, an approximate distinct count and whether it lies under an array."""
+    key = "coalesce(str, CAST(num AS VARCHAR), CAST(bool AS VARCHAR))"
+    return f"""
+    SELECT path, min(str), max(str), max(len) FILTER (jtype = 'string'),
+           approx_count_distinct({key}), bool_or(idx IS NOT NULL),
+           bool_and(jtype IN ('string', 'integer', 'boolean', 'null')),
+           bool_and(jtype IN ('string', 'null'))
+    FROM json_values v SEMI JOIN tm_calls c ON c.call_key = v.call_key
+    GROUP BY path ORDER BY path
+    """
+
+
+def read_survey(con: duckdb.DuckDBPyConnection) -> Survey:
+    formats, listed, distinct, shaped = {}, set(), set(), set()
+    rows = con.execute(survey_sql()).fetchall()
+    for path, low, high, longest, count, nested, scalar, strings in rows:
+        name = guess_format(low, high)
+        if name:
+            formats[path] = name
+        digits = any(c.isdigit() for c in (low or "") + (high or ""))
+        if strings and not name and digits and (longest or 0) <= MAX_LITERAL_CHARS:
+            shaped.add(path)
+        if scalar and (longest or 0) <= MAX_LITERAL_CHARS and count <= LISTED_DISTINCT:
+            listed.add(path)
+        if nested and scalar:
+            distinct.add(path)
+    return Survey(formats, frozenset(listed), frozenset(distinct), frozenset(shaped))
+
+
+def _in(paths: frozenset[str] | set[str]) -> str:
+    quoted = ", ".join("'" + p.replace("'", "''") + "'" for p in sorted(paths))
+    return f"path IN ({quoted})" if quoted else "FALSE"
+
+
+def call_paths_sql(survey: Survey, only: str | None = None) -> str:
+    """A SELECT of one row per nominal call and path: counts by JSON type, negatives,
+    zeros, min/max, lengths, strings in the path's format, duplicates, key present.
+
+    A value outside any array is alone at its path in its call, so its row is computed
+    without grouping; only values under arrays are aggregated. ``only`` names a table of
+    ``path`` to restrict to (``present_ok`` then needs the parents listed too)."""
+    sized = "jtype IN ('array', 'string', 'object')"
+    scalar = "coalesce(str, CAST(num AS VARCHAR), CAST(bool AS VARCHAR))"
+    fmt = format_sql(survey.formats)
+    columns = [  # (name, expression for one value, aggregate over many)
+        ("n", "1", "count(*)"),
+        *((f"n_{t}", f"CAST(jtype = '{t}' AS BIGINT)", f"count(*) FILTER (jtype = '{t}')")
+          for t in JSON_TYPES),
+        ("n_neg", "CAST(coalesce(num < 0, FALSE) AS BIGINT)", "count(*) FILTER (num < 0)"),
+        ("n_zero", "CAST(coalesce(num = 0, FALSE) AS BIGINT)", "count(*) FILTER (num = 0)"),
+        ("nmin", "num", "min(num)"),
+        ("nmax", "num", "max(num)"),
+        ("nsum", "num", "sum(num)"),
+        ("nsq", "num * num", "sum(num * num)"),
+        ("n_len", f"CAST({sized} AS BIGINT)", f"count(*) FILTER ({sized})"),
+        ("n_empty", f"CAST({sized} AND len = 0 AS BIGINT)",
+         f"count(*) FILTER ({sized} AND len = 0)"),
+        ("lmin", f"CASE WHEN {sized} THEN len END", f"min(len) FILTER ({sized})"),
+        ("lmax", f"CASE WHEN {sized} THEN len END", f"max(len) FILTER ({sized})"),
+        ("lsum", f"CASE WHEN {sized} THEN CAST(len AS DOUBLE) END",
+         f"sum(CAST(len AS DOUBLE)) FILTER ({sized})"),
+        ("lsq", f"CASE WHEN {sized} THEN CAST(len AS DOUBLE) * len END",
+         f"sum(CAST(len AS DOUBLE) * len) FILTER ({sized})"),
+        ("n_fmt", f"CAST({fmt} AS BIGINT)", f"count(*) FILTER ({fmt})"),
+        ("smin", "str", "min(str)"),
+        ("smax", "str", "max(str)"),
+    ]  # fmt: skip
+    single = ", ".join(f"{one} AS {name}" for name, one, _ in columns)
+    many = ", ".join(f"{agg} AS {name}" for name, _, agg in columns)
+    restrict = f"SEMI JOIN {only} o ON o.path = v.path" if only else ""
+    # duplicates are counted only on array paths of scalars, the costly distinct on those
+    dups = _in(survey.distinct)
+    return rf"""
+    WITH v AS (
+        SELECT v.* FROM json_values v SEMI JOIN tm_calls c ON c.call_key = v.call_key {restrict}
+    ), multi AS MATERIALIZED (
+        SELECT call_key, side, path, {many},
+               CASE WHEN {dups} AND count(*) > 1
+                    THEN count({scalar}) - count(DISTINCT {scalar}) END AS n_dup
+        FROM v WHERE idx IS NOT NULL GROUP BY call_key, side, path
+    ), parents AS (
+        SELECT path, regexp_replace(path, '\.[A-Za-z_][A-Za-z0-9_\-]*$|\["([^"\\]|\\.)*"\]$', '')
+               AS parent
+        FROM (SELECT DISTINCT path FROM multi) WHERE NOT suffix(path, '[*]')
+    )
+    SELECT call_key, side, path, {single}, CAST(NULL AS BIGINT) AS n_dup,
+           CASE WHEN path NOT IN ('args', 'result') THEN TRUE END AS present_ok
+    FROM v WHERE idx IS NULL
+    UNION ALL
+    SELECT m.*, CASE WHEN p.parent IS NOT NULL THEN m.n = coalesce(up.n_object, -1) END
+    FROM multi m LEFT JOIN parents p ON p.path = m.path
+    LEFT JOIN multi up ON up.call_key = m.call_key AND up.path = p.parent
+    """
+
+
+def profiles_sql(survey: Survey) -> str:
+    """SQL building ``tm_profiles``: one row per tool, side, path and task.
+
+    Paths outside arrays hold one value per call, so their task rows aggregate the values
+    directly; paths under arrays are first aggregated per call (:func:`call_paths_sql`).
+    A path is one or the other, so the two halves never share a row."""
+    fmt = format_sql(survey.formats)
+    per_call = ", ".join(f"{calls} AS {name}" for name, calls, _ in _PROFILE_COLUMNS)
+    per_value = ", ".join(
+        f"{values.replace('{fmt}', fmt)} AS {name}" for name, _, values in _PROFILE_COLUMNS
+    )
+    return f"""
+    CREATE OR REPLACE TABLE tm_profiles AS
+    WITH nested AS (SELECT DISTINCT path FROM json_values WHERE idx IS NOT NULL)
+    SELECT c.tool, v.side, v.path, c.task, {per_value}
+    FROM json_values v JOIN tm_calls c ON c.call_key = v.call_key
+    WHERE v.idx IS NULL AND v.path NOT IN (SELECT path FROM nested)
+    GROUP BY c.tool, v.side, v.path, c.task
+    UNION ALL
+    SELECT c.tool, p.side, p.path, c.task, {per_call}
+    FROM ({call_paths_sql(survey, "nested")}) p JOIN tm_calls c ON c.call_key = p.call_key
+    GROUP BY c.tool, p.side, p.path, c.task
+    """
+
+
+def profile_values_sql(survey: Survey, cap: int = VALUES_PER_TASK) -> str:
+    """SQL building ``tm_profile_values``: per tool, path and task the most frequent values
+    (kind ``v``, JSON-encoded; listed paths only) and string shapes (kind ``h``), with the
+    values seen and the task's distinct count, so a fold knows when its list is partial."""
+    value = (
+        "CASE jtype WHEN 'string' THEN CAST(to_json(str) AS VARCHAR) "
+        "WHEN 'boolean' THEN CAST(bool AS VARCHAR) "
+        "ELSE CAST(CAST(num AS HUGEINT) AS VARCHAR) END"
+    )
+    return f"""
+    CREATE OR REPLACE TABLE tm_profile_values AS
+    WITH v AS (
+        SELECT c.tool, v.side, v.path, c.task, v.jtype, v.str, v.num, v.bool
+        FROM json_values v JOIN tm_calls c ON c.call_key = v.call_key
+        WHERE jtype IN ('string', 'integer', 'boolean')
+          AND (jtype <> 'string' OR len <= {MAX_LITERAL_CHARS})
+    ), tagged AS (
+        SELECT tool, side, path, task, 'v' AS kind, {value} AS value
+        FROM v WHERE {_in(survey.listed)}
+        UNION ALL
+        SELECT tool, side, path, task, 'h', {shape_sql()} FROM v
+        WHERE jtype = 'string' AND {_in(survey.shaped)}
+    ), grouped AS (
+        SELECT tool, side, path, task, kind, value, count(*) AS seen
+        FROM tagged GROUP BY ALL
+    ), ranked AS (
+        SELECT *, row_number() OVER w AS rank, count(*) OVER p AS distinct_n
+        FROM grouped
+        WINDOW p AS (PARTITION BY tool, side, path, task, kind),
+               w AS (PARTITION BY tool, side, path, task, kind ORDER BY seen DESC, value)
+    )
+    SELECT tool, side, path, task, kind, value, seen AS calls, distinct_n
+    FROM ranked WHERE rank <= {cap}
+    """
+
+
+@dataclass(frozen=True)
+class ProfileInfo:
+    """What the stored profiles cover, and whether this mine reused them."""
+
+    fingerprint: str
+    reused: bool
+    calls: int
+    tasks: int
+    runs: int
+    runs_without_task: int
+    seconds: float
+    survey: Survey
+
+
+def fingerprint(con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key: str | None) -> str:
+    row = fetch_one(
+        con,
+        "SELECT count(*), max(ingest_id), sum(calls_stored), CAST(max(started_at) AS VARCHAR) "
+        "FROM ingests",
+    )
+    state = [PROFILE_VERSION, list(row or ()), [f.text for f in filters], task_key]
+    return hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()[:16]
+
+
+def ensure_profiles(
+    con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key: str | None
+) -> ProfileInfo:
+    """Build the profile tables unless those stored match the store and options."""
+    started = time.perf_counter()
+    print_ = fingerprint(con, filters, task_key)
+    con.execute("CREATE TABLE IF NOT EXISTS tm_profile_state (key VARCHAR PRIMARY KEY, value JSON)")
+    row = fetch_one(con, "SELECT value FROM tm_profile_state WHERE key = 'state'")
+    state: dict[str, Any] = json.loads(row[0]) if row else {}
+    reused = state.get("fingerprint") == print_
+    if not reused:
+        where, params = where_sql(filters)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            task_table = _register_task_key(con, task_key) if task_key else None
+            con.execute(nominal_calls_sql(where, task_table), params)
+            if task_table:
+                con.unregister(task_table)
+            survey = read_survey(con)
+            con.execute(profiles_sql(survey))
+            con.execute(profile_values_sql(survey))
+            counts = fetch_one(
+                con,
+                "SELECT count(*), count(DISTINCT task), count(DISTINCT run_id), "
+                "count(DISTINCT run_id) FILTER (task_missing) FROM tm_calls",
+            )
+            assert counts is not None
+            state = {
+                "fingerprint": print_, "calls": int(counts[0]), "tasks": int(counts[1]),
+                "runs": int(counts[2]), "runs_without_task": int(counts[3]),
+                "survey": {"formats": survey.formats, "listed": sorted(survey.listed),
+                           "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped)},
+            }  # fmt: skip
+            con.execute(
+                "INSERT OR REPLACE INTO tm_profile_state VALUES ('state', ?)", [json.dumps(state)]
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    saved = state["survey"]
+    return ProfileInfo(
+        fingerprint=print_, reused=reused, calls=state["calls"], tasks=state["tasks"],
+        runs=state["runs"], runs_without_task=state["runs_without_task"],
+        seconds=round(time.perf_counter() - started, 3),
+        survey=Survey(saved["formats"], *(frozenset(saved[k]) for k in ("listed", "distinct",
+                                                                        "shaped"))),
+    )  # fmt: skip
+
+
+def _register_task_key(con: duckdb.DuckDBPyConnection, spec: str) -> str:
+    """Derive each run's task id with ``--task-key`` (same rules as ingest) and register
+    the mapping as a table for the nominal-calls SQL."""
+    import pyarrow as pa
+
+    key = TaskKey.parse(spec)
+    rows = con.execute(
+        "SELECT run_id, task_id, task_id_source, session_id, family, trial, run_outcome, "
+        "metadata FROM runs"
+    ).fetchall()
+    run_ids, tasks = [], []
+    for run_id, task_id, source, session, family, trial, outcome, metadata in rows:
+        run = {
+            "run_id": run_id, "task_id": task_id, "task_id_source": source,
+            "session_id": session, "family": family, "trial": trial, "run_outcome": outcome,
+            "metadata": json.loads(metadata) if metadata else {},
+        }  # fmt: skip
+        run_ids.append(run_id)
+        tasks.append(key.task_id(run))
+    if rows and not any(tasks):
+        raise TaskKeyError(f"--task-key {spec!r} finds no task id in any run of the store")
+    con.register("_tm_task_map", pa.table({"run_id": run_ids, "task": tasks}))
+    return "_tm_task_map"

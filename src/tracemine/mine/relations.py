@@ -1,0 +1,287 @@
+"""Relations within one call: which path pairs to try, and per-task counts for each.
+
+Pairs are tried only between type-compatible paths with some affinity (a shared name part,
+a shared value, or a name that says what the other is: ``limit`` for a list's length,
+``total`` for a sum), so their number grows with the paths of a tool, not its square.
+Per pair and task, one SQL statement over the per-call rows of the pairs' paths counts the
+calls checked and the
+calls breaking each direction of the relation; a context sums its tasks' rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+import pyarrow as pa
+
+from tracemine.mine.context import MineContext, PathProfile
+from tracemine.mine.formats import name_tokens
+from tracemine.mine.measure import Measure
+from tracemine.mine.profile import Survey, call_paths_sql
+from tracemine.model.contract import Contract, Kind
+
+LIMIT_WORDS = frozenset({"limit", "max", "top", "size", "count", "num", "n", "k", "per", "page"})
+TOTAL_WORDS = frozenset({"total", "sum", "subtotal", "amount", "count"})
+ORDER_WORDS = (("start", "end"), ("min", "max"), ("from", "to"), ("begin", "end"),
+               ("low", "high"), ("first", "last"))  # fmt: skip
+VAGUE_WORDS = frozenset(
+    {"is", "at", "the", "of", "a", "value", "data", "item", "result", "cent", "pct", "m"}
+)  # units and fillers: ``shipping_cents`` and ``subtotal_cents`` are not related by name
+MAX_PAIRS_PER_TOOL = 400
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two paths of one tool's calls; ``kind`` says which relations the counts test:
+    eq (v1: differ), ord (v1: l>r, v2: l>=r, v3: l<r, v4: l<=r), len (the same on
+    len(left)), sum (v1: sum(left) != right), member (v1: a left value not in right)."""
+
+    pid: int
+    tool: str
+    kind: str
+    vtype: str  # number | string
+    lside: str
+    lpath: str
+    rside: str
+    rpath: str
+
+
+def _affine(a: PathProfile, b: PathProfile, ctx: MineContext) -> bool:
+    ta, tb = name_tokens(a.path) - VAGUE_WORDS, name_tokens(b.path) - VAGUE_WORDS
+    if ta & tb:
+        return True
+    if any((x in ta and y in tb) or (y in ta and x in tb) for x, y in ORDER_WORDS):
+        return True
+    va = ctx.values.get((a.tool, a.side, a.path))
+    vb = ctx.values.get((b.tool, b.side, b.path))
+    return bool(va and vb and set(va.counts) & set(vb.counts))
+
+
+def _vtype(profile: PathProfile) -> str | None:
+    calls = profile["calls"]
+    if profile["c_all_numeric"] == calls:
+        return "number"
+    dated = profile.format in ("date", "date-time") and profile["c_fmt"] == calls
+    if profile["c_all_string"] == calls:
+        return "date" if dated else "string"
+    return None
+
+
+def find_pairs(ctx: MineContext) -> list[Pair]:
+    """Candidate pairs per tool, from the profiles of every task (deterministic order)."""
+    pairs: list[Pair] = []
+    for tool in ctx.tools():
+        found: list[tuple[str, str, str, PathProfile, PathProfile]] = []
+        profiles = [p for p in ctx.profiles(tool) if p.tasks >= ctx.min_support]
+        typed = [(p, _vtype(p)) for p in profiles]
+        scalars = [(p, t) for p, t in typed if t is not None and p.path not in ("args", "result")]
+        for left, lt in scalars:
+            for right, rt in scalars:
+                if left is right or right.has_wildcard or not _affine(left, right, ctx):
+                    continue
+                same = lt == rt or {lt, rt} == {"string", "date"}
+                if same and left.side == "result" and right.side == "args" and lt != "date":
+                    found.append(("eq", "string" if lt != "number" else "number", "", left, right))
+                if lt == rt and lt in ("number", "date") and (left.has_wildcard or
+                                                              left.path < right.path):  # fmt: skip
+                    found.append(("ord", lt, "", left, right))
+        for left, lt in scalars:
+            if not (left.has_wildcard and lt == "number" and left.side == "result"):
+                continue
+            for right, rt in scalars:
+                if (
+                    rt == "number"
+                    and right.side == "result"
+                    and not right.has_wildcard
+                    and (name_tokens(right.path) & TOTAL_WORDS or _affine(left, right, ctx))
+                ):
+                    found.append(("sum", "number", "", left, right))
+        arrays = [p for p in profiles if p.json_type == "array" and p.side == "result"]
+        for left in arrays:
+            for right, rt in scalars:
+                words = name_tokens(right.path)
+                if (
+                    rt == "number"
+                    and not right.has_wildcard
+                    and (
+                        (right.side == "args" and words & LIMIT_WORDS)
+                        or (
+                            right.side == "result"
+                            and (words & {"count", "num", "size"} or words == {"total"})
+                        )
+                    )
+                ):
+                    found.append(("len", "number", "", left, right))
+        element_arrays = [p for p in profiles if p.side == "args" and p.json_type == "array"
+                          and not p.has_wildcard]  # fmt: skip
+        for left, lt in scalars:
+            for right in element_arrays:
+                element = ctx.paths.get((tool, "args", right.path + "[*]"))
+                if (
+                    left.side == "result"
+                    and element is not None
+                    and lt == _vtype(element)
+                    and lt in ("string", "number")
+                    and _affine(left, right, ctx)
+                ):
+                    found.append(("member", lt, "", left, right))
+        for kind, vtype, _, left, right in found[:MAX_PAIRS_PER_TOOL]:
+            pairs.append(Pair(len(pairs), tool, kind, vtype, left.side, left.path,
+                              right.side, right.path))  # fmt: skip
+    return pairs
+
+
+def options(pair: Pair) -> list[tuple[Kind, list[str], tuple[str, ...], dict]]:
+    """The contracts a pair can yield, strongest first within each direction, with the
+    count columns whose sum is their violations."""
+    left, right = pair.lpath, pair.rpath
+    if pair.kind == "eq":
+        return [(Kind.EQUALS, echo_order(left, right), ("v1",), {})]
+    if pair.kind == "ord":
+        return [
+            (Kind.EQUALS, echo_order(left, right), ("v1", "v3"), {}),
+            (Kind.LT, [left, right], ("v2",), {}),
+            (Kind.LE, [left, right], ("v1",), {}),
+            (Kind.LT, [right, left], ("v4",), {}),
+            (Kind.LE, [right, left], ("v3",), {}),
+        ]
+    if pair.kind == "len":
+        size = f"len({left})"
+        return [
+            (Kind.EQUALS, [size, right], ("v1", "v3"), {}),
+            (Kind.LT, [size, right], ("v2",), {}),
+            (Kind.LE, [size, right], ("v1",), {}),
+        ]
+    if pair.kind == "sum":
+        return [(Kind.SUM_EQUALS, [f"sum({left})", right], ("v1",), {"tolerance": SUM_TOLERANCE})]
+    kind = Kind.SUBSET if "[*]" in left else Kind.MEMBER
+    return [(kind, [left, right], ("v1",), {})]
+
+
+def echo_order(a: str, b: str) -> list[str]:
+    """Equality reads as an echo: the result path first, then the argument it repeats;
+    the same order whichever pair found it, so both give one contract id."""
+    return sorted([a, b], key=lambda path: (not path.startswith("result"), path))
+
+
+SUM_TOLERANCE = 0.01
+"""Absolute tolerance of ``sum_equals`` (plus 1e-9 relative): cents add up exactly, and
+floating amounts within a cent."""
+
+
+def pair_stats_sql(survey: Survey) -> str:
+    """SQL building ``_tm_pair_stats(pid, task, checked, v1..v4)`` from ``_tm_pairs``
+    (and ``_tm_only``, the paths they name)."""
+    num_l = "l.n_integer + l.n_number = l.n"
+    num_r = "r.n = 1 AND r.n_integer + r.n_number = 1"
+    return f"""
+    CREATE OR REPLACE TEMP TABLE _tm_pair_stats AS
+    WITH cp AS (
+        SELECT p.*, c.tool, c.task FROM ({call_paths_sql(survey, "_tm_only")}) p
+        JOIN tm_calls c ON c.call_key = p.call_key
+    ), two AS (
+        SELECT pr.pid, r.task, r.call_key, CASE
+            WHEN pr.kind = 'eq' AND pr.vtype = 'string' THEN
+                 [NOT (l.n_string = l.n AND r.n_string = 1 AND l.smin = r.smin
+                       AND l.smax = r.smin), FALSE, FALSE, FALSE]
+            WHEN pr.kind = 'eq' THEN
+                 [NOT ({num_l} AND {num_r} AND l.nmin = r.nmin AND l.nmax = r.nmin),
+                  FALSE, FALSE, FALSE]
+            WHEN pr.kind = 'ord' AND pr.vtype = 'number' THEN
+                 [l.nmax > r.nmin, l.nmax >= r.nmin, l.nmin < r.nmin, l.nmin <= r.nmin]
+            WHEN pr.kind = 'ord' THEN
+                 [l.smax > r.smin, l.smax >= r.smin, l.smin < r.smin, l.smin <= r.smin]
+            WHEN pr.kind = 'len' THEN
+                 [l.lmax > r.nmin, l.lmax >= r.nmin, l.lmax < r.nmin, FALSE]
+            ELSE [abs(coalesce(l.nsum, 0) - r.nmin) > {SUM_TOLERANCE} + 1e-9 * abs(r.nmin),
+                  FALSE, FALSE, FALSE]
+            END AS v
+        FROM _tm_pairs pr
+        JOIN cp r ON r.tool = pr.tool AND r.side = pr.rside AND r.path = pr.rpath
+        LEFT JOIN cp l ON l.call_key = r.call_key AND l.side = pr.lside AND l.path = pr.lpath
+        WHERE pr.kind <> 'member' AND r.n = 1 AND r.n_null = 0 AND CASE
+            WHEN pr.kind = 'sum' THEN {num_r} AND (l.call_key IS NULL OR {num_l})
+            WHEN pr.kind = 'len' THEN {num_r} AND l.n = 1 AND l.n_array = 1
+            WHEN pr.kind = 'ord' AND pr.vtype = 'number' THEN {num_r} AND {num_l} AND l.n > 0
+            WHEN pr.kind = 'ord' THEN r.n_string = 1 AND l.n_string = l.n AND l.n > 0
+            ELSE l.n > 0 END
+    ), lv AS (
+        SELECT pr.pid, c.task, v.call_key, v.str, v.num FROM _tm_pairs pr
+        JOIN tm_calls c ON c.tool = pr.tool
+        JOIN json_values v ON v.call_key = c.call_key AND v.side = pr.lside AND v.path = pr.lpath
+        WHERE pr.kind = 'member'
+    ), rv AS (
+        SELECT DISTINCT pr.pid, v.call_key, v.str, v.num FROM _tm_pairs pr
+        JOIN tm_calls c ON c.tool = pr.tool
+        JOIN json_values v ON v.call_key = c.call_key AND v.side = pr.rside
+                           AND v.path = pr.rpath || '[*]'
+        WHERE pr.kind = 'member'
+    ), member AS (
+        SELECT lv.pid, lv.task, lv.call_key,
+               [count(rv.call_key) < count(*), FALSE, FALSE, FALSE] AS v
+        FROM lv SEMI JOIN (SELECT DISTINCT pid, call_key FROM rv) k
+             ON k.pid = lv.pid AND k.call_key = lv.call_key
+        LEFT JOIN rv ON rv.pid = lv.pid AND rv.call_key = lv.call_key
+             AND rv.str IS NOT DISTINCT FROM lv.str AND rv.num IS NOT DISTINCT FROM lv.num
+        GROUP BY lv.pid, lv.task, lv.call_key
+    )
+    SELECT pid, task, count(*) AS checked,
+           count(*) FILTER (v[1]) AS v1, count(*) FILTER (v[2]) AS v2,
+           count(*) FILTER (v[3]) AS v3, count(*) FILTER (v[4]) AS v4
+    FROM (SELECT * FROM two UNION ALL SELECT * FROM member)
+    GROUP BY pid, task
+    """
+
+
+def pair_sums_sql() -> str:
+    """SQL summing pair counts per context (needs ``_tm_membership``)."""
+    return """
+    SELECT m.ctx, s.pid, count(DISTINCT s.task) AS tasks, sum(s.checked) AS checked,
+           sum(s.v1) AS v1, sum(s.v2) AS v2, sum(s.v3) AS v3, sum(s.v4) AS v4
+    FROM _tm_pair_stats s JOIN _tm_membership m ON m.task = s.task
+    GROUP BY ALL
+    """
+
+
+class Relations:
+    """The pairs of a mine, their per-context counts, and how to count a relational
+    contract in a context."""
+
+    def __init__(self, pairs: list[Pair]) -> None:
+        self.pairs = pairs
+        self.lookup: dict[tuple[str, Kind, tuple[str, ...]], tuple[int, tuple[str, ...]]] = {}
+        for pair in pairs:
+            for kind, paths, columns, _ in options(pair):
+                self.lookup.setdefault((pair.tool, kind, tuple(paths)), (pair.pid, columns))
+
+    def load(
+        self, con: duckdb.DuckDBPyConnection, contexts: dict[str, MineContext], survey: Survey
+    ) -> None:
+        """Count every pair per task and sum the counts into each context."""
+        if not self.pairs:
+            return
+        fields = ("pid", "tool", "kind", "vtype", "lside", "lpath", "rside", "rpath")
+        con.register("_tm_pairs", pa.table(
+            {name: [getattr(p, name) for p in self.pairs] for name in fields}))  # fmt: skip
+        paths = {p.lpath for p in self.pairs} | {p.rpath for p in self.pairs}
+        con.register("_tm_only", pa.table({"path": sorted(paths)}))
+        try:
+            con.execute(pair_stats_sql(survey))
+        finally:
+            con.unregister("_tm_pairs")
+            con.unregister("_tm_only")
+        cursor = con.execute(pair_sums_sql())
+        names = [d[0] for d in cursor.description][2:]
+        for ctx, pid, *counts in cursor.fetchall():
+            contexts[ctx].relations[int(pid)] = dict(zip(names, map(int, counts), strict=True))
+
+    def measure(self, contract: Contract, ctx: MineContext) -> Measure:
+        found = self.lookup.get((contract.tool, contract.kind, tuple(contract.paths)))
+        if found is None:
+            return Measure()
+        pid, columns = found
+        counts = ctx.relations.get(pid)
+        if counts is None:
+            return Measure()
+        return Measure(counts["checked"], min(counts["checked"], sum(counts[c] for c in columns)))

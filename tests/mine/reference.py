@@ -1,0 +1,142 @@
+"""A plain-Python reading of mined contracts, independent of the miner's SQL: for one call,
+does a contract hold (True), break (False) or not apply (None)? Tests use it to count
+false alarms of mined contracts on traces the miner never saw."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tracemine.mine.formats import CURRENCIES, FORMAT_NAMES
+from tracemine.model.contract import Contract, Kind, Predicate
+from tracemine.model.paths import MISSING, evaluate, parse, select
+
+_FORMATS = {
+    "date-time": r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?",
+    "date": r"\d{4}-\d{2}-\d{2}",
+    "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+    "email": r"[^@\s]+@[^@\s.]+(\.[^@\s.]+)+",
+    "uri": r"[A-Za-z][A-Za-z0-9+.\-]*://\S+",
+}
+assert set(_FORMATS) | {"currency"} == set(FORMAT_NAMES)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    return {float: "number", str: "string", list: "array", dict: "object"}[type(value)]
+
+
+def _predicate(predicate: Predicate, args: Any, result: Any) -> bool:
+    values = [v for v in select(parse(predicate.path), args, result) if v is not MISSING]
+    if predicate.op == "present":
+        return bool(values)
+    if predicate.op == "absent":
+        return not values
+    if len(values) != 1:
+        return False
+    value, wanted = values[0], predicate.value
+    if predicate.op == "==":
+        return value == wanted
+    if predicate.op == "in":
+        return value in wanted
+    if not _number(value):
+        return False
+    return {"<": value < wanted, "<=": value <= wanted, ">": value > wanted,
+            ">=": value >= wanted}[predicate.op]  # fmt: skip
+
+
+def holds(contract: Contract, args: Any, result: Any) -> bool | None:
+    """Whether ``contract`` holds on one call; None when it does not apply."""
+    if contract.when is not None and not _predicate(contract.when, args, result):
+        return None
+    kind, params = contract.kind, contract.params
+    path = parse(contract.paths[0])
+    if kind == Kind.PRESENT:
+        parent = path.parent
+        objects = [v for v in select(parent, args, result) if isinstance(v, dict)] if parent else []
+        return None if not objects else all(path.steps[-1] in o for o in objects)
+    if len(contract.paths) == 2:
+        return _relation(contract, args, result)
+    values = [v for v in select(path, args, result) if v is not MISSING]
+    if not values:
+        return None
+    if kind == Kind.NOT_NULL:
+        return all(v is not None for v in values)
+    if kind == Kind.TYPE:
+        wanted = params["type"]
+        return all(_type(v) == wanted or (wanted == "number" and _number(v)) for v in values)
+    if kind == Kind.NON_NEGATIVE:
+        return all(_number(v) and v >= 0 for v in values)
+    if kind == Kind.POSITIVE:
+        return all(_number(v) and v > 0 for v in values)
+    if kind == Kind.RANGE:
+        return all(_number(v) and params["min"] <= v <= params["max"] for v in values)
+    if kind in (Kind.ONE_OF, Kind.CONST):
+        allowed = params["values"] if kind == Kind.ONE_OF else [params["value"]]
+        return all(any(v == a and type(v) is type(a) for a in allowed) for v in values)
+    if kind == Kind.NON_EMPTY:
+        return all(isinstance(v, str | list | dict) and len(v) > 0 for v in values)
+    if kind == Kind.LENGTH:
+        return all(isinstance(v, str | list | dict) and params["min"] <= len(v) <= params["max"]
+                   for v in values)  # fmt: skip
+    if kind == Kind.FORMAT:
+        name = params["format"]
+        if name == "currency":
+            return all(v in CURRENCIES for v in values)
+        return all(isinstance(v, str) and re.fullmatch(_FORMATS[name], v) for v in values)
+    if kind == Kind.PATTERN:
+        return all(isinstance(v, str) and re.fullmatch(params["regex"], v) for v in values)
+    if kind == Kind.UNIQUE:
+        return None if len(values) < 2 else len(set(map(repr, values))) == len(values)
+    raise AssertionError(f"no reference reading for {kind}")
+
+
+def _relation(contract: Contract, args: Any, result: Any) -> bool | None:
+    left_path, right_path = (parse(p) for p in contract.paths)
+    left = [v for v in evaluate(left_path, args, result) if v is not MISSING]
+    if contract.kind in (Kind.MEMBER, Kind.SUBSET):
+        allowed = [v for v in select(right_path, args, result) if isinstance(v, list)]
+        if not left or len(allowed) != 1 or not allowed[0]:
+            return None
+        return all(v in allowed[0] for v in left)
+    right = [v for v in evaluate(right_path, args, result) if v is not MISSING]
+    if contract.kind == Kind.SUM_EQUALS and not left and left_path.has_wildcard:
+        left = [0]
+    if len(right) != 1 or not left or right[0] is None:
+        return None
+    other = right[0]
+    if contract.kind == Kind.EQUALS:
+        return all(v == other for v in left)
+    if contract.kind == Kind.SUM_EQUALS:
+        return abs(left[0] - other) <= contract.params["tolerance"] + 1e-9 * abs(other)
+    if not all(_number(v) or isinstance(v, str) for v in [*left, other]):
+        return False
+    if contract.kind == Kind.LE:
+        return all(v <= other for v in left)
+    return all(v < other for v in left)
+
+
+def false_alarms(contracts: list[Contract], lines: list[dict]) -> dict[str, tuple[int, int]]:
+    """Per contract id: (calls it applied to, calls it broke) over nominal flat lines."""
+    out = {c.id: (0, 0) for c in contracts}
+    by_tool: dict[str, list[Contract]] = {}
+    for contract in contracts:
+        by_tool.setdefault(contract.tool, []).append(contract)
+    for line in lines:
+        if line["status"] != "ok" or line.get("run_outcome", "success") != "success":
+            continue
+        for contract in by_tool.get(line["tool"], []):
+            verdict = holds(contract, line["arguments"], line["result"])
+            if verdict is not None:
+                checked, broken = out[contract.id]
+                out[contract.id] = (checked + 1, broken + (not verdict))
+    return out
