@@ -23,6 +23,7 @@ from tracemine.mine.where import parse_filters, where_sql
 from tracemine.model.contract import ContractFile
 
 FOLD_SUPPORT = 2
+MINE_MEMORY_LIMIT = "1536MB"
 """Distinct tasks a template needs in one context before it proposes anything."""
 
 
@@ -62,7 +63,8 @@ def mine(
     filters = parse_filters(where if where is None or isinstance(where, str) else list(where))
     if not Path(db).exists():
         raise StoreError(f"{db}: no such database; run `tracemine ingest` first")
-    con = connect(db)
+    # DuckDB spills past this; mining a million calls must not take the machine's memory
+    con = connect(db, memory_limit=MINE_MEMORY_LIMIT)
     try:
         _require_tasks(con, filters, task_key, crossfit)
         info = ensure_profiles(con, filters, task_key)
