@@ -174,3 +174,18 @@ def test_receipt_to_dict_is_plain_data(make_monitor) -> None:
     )
     data = receipt.to_dict()
     assert data["call_id"] == "c1" and data["violations"][0]["kind"] == "non_empty"
+
+
+def test_nested_wildcards_load_and_check() -> None:
+    """Paths with two wildcards fall back to the closures instead of failing to load."""
+    from tracemine.model.contract import Contract, ContractFile, ContractStatus
+    from tracemine.monitor import Monitor
+
+    contract = Contract(
+        tool="t", side="result", kind="non_negative", paths=["result.m[*][*]"],
+        status=ContractStatus.ACCEPTED,
+    )  # fmt: skip
+    monitor = Monitor.from_dict(ContractFile(contracts=[contract]).model_dump(mode="json"))
+    assert monitor.check("t", {}, {"m": [[1, 2], [3]]}).ok
+    receipt = monitor.check("t", {}, {"m": [[1, -2]]})
+    assert not receipt.ok and receipt.violations[0].kind == "non_negative"

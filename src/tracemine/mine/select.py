@@ -94,10 +94,11 @@ def _evidence(entry: Candidate, settings: Settings, known: dict[int, dict]) -> E
 # -- implied contracts -------------------------------------------------------------------
 
 _STRONGER: dict[Kind, tuple[Kind, ...]] = {
-    # weaker kind: stronger kinds on the same path that may imply it, strongest first
+    # weaker kind: stronger kinds on the same path that may imply it, strongest first.
+    # Nothing implies `present`: every other unary kind holds vacuously where the path is
+    # absent, so hiding `present` behind one would let an omitted field through.
     Kind.NON_NEGATIVE: (Kind.RANGE, Kind.POSITIVE),
     Kind.POSITIVE: (Kind.RANGE,),
-    Kind.PRESENT: (Kind.NON_EMPTY,),
     Kind.NOT_NULL: (Kind.CONST, Kind.ONE_OF, Kind.PATTERN, Kind.FORMAT, Kind.RANGE, Kind.TYPE),
     Kind.TYPE: (Kind.CONST, Kind.ONE_OF, Kind.PATTERN, Kind.FORMAT, Kind.RANGE),
     Kind.ONE_OF: (Kind.CONST,),

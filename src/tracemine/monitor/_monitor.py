@@ -65,7 +65,10 @@ class Monitor:
                 raise ContractLoadError(f"{where}: {exc}") from None
         for plan in self._plans.values():
             if plan.calls:
-                plan.fast = generate([item[3] for item in plan.calls])
+                try:
+                    plan.fast = generate([item[3] for item in plan.calls])
+                except Exception:  # a shape the generator does not inline: closures do it
+                    plan.fast = None
                 plan.hot = None if plan.runs else plan.fast
 
     def _add(self, spec: Spec) -> None:
