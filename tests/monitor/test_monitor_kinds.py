@@ -189,3 +189,20 @@ def test_nested_wildcards_load_and_check() -> None:
     assert monitor.check("t", {}, {"m": [[1, 2], [3]]}).ok
     receipt = monitor.check("t", {}, {"m": [[1, -2]]})
     assert not receipt.ok and receipt.violations[0].kind == "non_negative"
+
+
+def test_nested_present_is_judged_where_the_parent_exists() -> None:
+    from tracemine.model.contract import Contract, ContractFile, ContractStatus
+    from tracemine.monitor import Monitor
+
+    contract = Contract(
+        tool="t", side="result", kind="present", paths=["result.address.city"],
+        status=ContractStatus.ACCEPTED,
+    )  # fmt: skip
+    monitor = Monitor.from_dict(ContractFile(contracts=[contract]).model_dump(mode="json"))
+    assert monitor.check("t", {}, {"address": {"city": "Oslo"}}).ok
+    assert monitor.check("t", {}, {}).ok  # optional parent absent
+    assert monitor.check("t", {}, {"address": None}).ok  # nullable parent
+    assert not monitor.check("t", {}, {"address": {}}).ok  # parent there, field missing
+    assert not monitor.check("t", {}, {"address": "<html>"}).ok  # wrong shape
+    assert not monitor.check("t", {}, "<html>error</html>").ok

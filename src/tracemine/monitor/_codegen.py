@@ -176,6 +176,10 @@ def _body(src: _Source, index: int, compiled: Compiled) -> list[str]:
     if len(spec.paths) != 1:
         return _exact(src, index, compiled)
     path = spec.paths[0]
+    if spec.kind == "present" and not path.has_wildcard and len(path.steps) >= 2:
+        # nested presence excuses an absent parent: the closure knows how
+        exact = src.bind("_t", compiled.test)
+        return [f"f = {exact}(a, r)", "if f is not None:", f"    found = _add(found, {index}, f)"]
     if spec.kind == "present" and not path.has_wildcard:
         v, where = src.value(path), src.bind("_P", path)
         return [

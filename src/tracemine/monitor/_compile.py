@@ -60,11 +60,30 @@ def _unary(path: Path, kind: str, pred: Pred | None, bulk: Any = None) -> Check:
 
             return present_all
 
-        def present(a: Any, r: Any) -> Fail | None:
-            v = get(a, r)
-            return Fail(v, path) if v is MISSING or v is NOTHING else None
+        if len(path.steps) < 2 or path.function is not None:
 
-        return present
+            def present(a: Any, r: Any) -> Fail | None:
+                v = get(a, r)
+                return Fail(v, path) if v is MISSING or v is NOTHING else None
+
+            return present
+        steps = path.steps
+
+        def present_nested(a: Any, r: Any) -> Fail | None:
+            # like the miner, presence is judged where the parent exists: an optional
+            # parent that is absent or null excuses its fields (its own contracts speak
+            # for it), while a parent of the wrong shape (text where an object belongs)
+            # does not
+            v = a if path.root == "args" else r
+            for depth, step in enumerate(steps):
+                if not isinstance(v, dict):
+                    if depth > 0 and (v is MISSING or v is None):
+                        return None
+                    return Fail(NOTHING, path)
+                v = v.get(step, MISSING)
+            return Fail(v, path) if v is MISSING else None
+
+        return present_nested
     if kind == "unique":
 
         def unique(a: Any, r: Any) -> Fail | None:
