@@ -29,9 +29,12 @@ import hashlib
 import json
 from datetime import datetime
 from enum import StrEnum
+from pathlib import Path as FilePath
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tracemine.errors import ContractFileError
 
 SCHEMA_VERSION = "1"
 """Version of the contract file format; readers refuse other versions."""
@@ -169,10 +172,68 @@ class Decision(BaseModel):
     )
 
 
+_NUMBER = {"type": "number"}
+_PAIR: tuple[int, int | None] = (2, 2)
+
+
+def _needs(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": [name], "properties": {name: schema}}
+
+
+_Rule = tuple[tuple[int, int | None], dict[str, Any]]
+_BOUNDS: dict[str, Any] = {
+    "anyOf": [{"required": ["min"]}, {"required": ["max"]}],
+    "properties": {"min": _NUMBER, "max": _NUMBER},
+}
+KIND_RULES: dict[Kind, _Rule] = {
+    Kind.TYPE: ((1, None), _needs("type", {"enum": [
+        "integer", "number", "string", "boolean", "array", "object", "null"]})),
+    Kind.RANGE: ((1, None), _BOUNDS),
+    Kind.LENGTH: ((1, None), _BOUNDS),
+    Kind.ONE_OF: ((1, None), _needs("values", {"type": "array"})),
+    Kind.FORMAT: ((1, None), _needs("format", {"type": "string"})),
+    Kind.PATTERN: ((1, None), _needs("regex", {"type": "string"})),
+    Kind.CONST: ((1, None), {"required": ["value"]}),
+    Kind.SUM_EQUALS: (_PAIR, {"properties": {"tolerance": {"type": "number", "minimum": 0}}}),
+    Kind.REQUIRES_PRIOR: ((0, None), {"required": ["tool"], "properties": {
+        "tool": {"type": "string"},
+        "same": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2}}}),
+    Kind.PROVENANCE: ((1, 1), {"required": ["from_tool", "from_path"], "properties": {
+        "from_tool": {"type": "string"}, "from_path": {"type": "string"}}}),
+    Kind.CALL_CAP: ((0, None), _needs("max", {"type": "integer", "minimum": 0})),
+    Kind.EXPECTED_TOOLS: ((0, None), {"properties": {
+        "family": {"type": ["string", "null"]},
+        "required": {"type": "array", "items": {"type": "string"}},
+        "forbidden": {"type": "array", "items": {"type": "string"}}}}),
+    Kind.COMPLETENESS: ((0, None), {}),
+}  # fmt: skip
+for _kind in (Kind.PRESENT, Kind.NOT_NULL, Kind.NON_NEGATIVE, Kind.POSITIVE, Kind.NON_EMPTY,
+              Kind.UNIQUE):  # fmt: skip
+    KIND_RULES[_kind] = ((1, None), {})
+for _kind in (Kind.EQUALS, Kind.LE, Kind.LT, Kind.MEMBER, Kind.SUBSET):
+    KIND_RULES[_kind] = (_PAIR, {})
+"""Per kind: how many paths it takes (min, max) and the JSON Schema of its ``params``.
+Published in the contract file's JSON Schema and checked by :func:`load_contracts`."""
+
+
+def kind_rule_schema(kind: Kind) -> dict[str, Any]:
+    """The JSON Schema a contract of ``kind`` satisfies beyond the model's field types."""
+    (least, most), params = KIND_RULES[kind]
+    paths: dict[str, Any] = {"minItems": least} | ({"maxItems": most} if most else {})
+    return {"properties": {"paths": paths, "params": params}}
+
+
+def _kind_rules(schema: dict[str, Any]) -> None:
+    schema["allOf"] = [
+        {"if": {"properties": {"kind": {"const": kind.value}}}, "then": kind_rule_schema(kind)}
+        for kind in Kind
+    ]
+
+
 class Contract(BaseModel):
     """One property of one tool's calls (or of a run)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_kind_rules)
 
     id: str = ""
     tool: str
@@ -241,3 +302,95 @@ class ContractFile(BaseModel):
         default_factory=dict, description="where the contracts came from: store, spec, params"
     )
     contracts: list[Contract] = Field(default_factory=list)
+
+
+def contract_file_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of the contract file, as committed in
+    ``schemas/contracts.schema.json``."""
+    schema = ContractFile.model_json_schema(mode="serialization")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"urn:tracemine:contracts:v{SCHEMA_VERSION}",
+        **schema,
+    }
+
+
+def load_contracts(path: str | FilePath) -> ContractFile:
+    """Read a contract file. A file that is not JSON, of another ``schema_version``, or
+    invalid raises :class:`ContractFileError` naming the file and the field, e.g.
+    ``candidates.json: contracts[3] (c_1a2b…): params.regex: field required``."""
+    path = FilePath(path)
+    try:
+        data = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise ContractFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ContractFileError(f"{path}: not JSON: {exc}") from None
+    return parse_contracts(data, origin=str(path))
+
+
+def parse_contracts(data: Any, origin: str = "contract file") -> ContractFile:
+    """Validate an already parsed contract document; see :func:`load_contracts`."""
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise ContractFileError(f"{origin}: no schema_version field; not a tracemine contract file")
+    if str(data["schema_version"]) != SCHEMA_VERSION:
+        raise ContractFileError(
+            f"{origin}: schema_version {data['schema_version']!r} is not supported "
+            f"(this tracemine reads version {SCHEMA_VERSION!r})"
+        )
+    try:
+        parsed = ContractFile.model_validate(data)
+    except ValidationError as exc:
+        raise ContractFileError(f"{origin}: {_describe(exc.errors(), data)}") from None
+    problems = [p for i, c in enumerate(parsed.contracts) for p in _kind_problems(i, c)]
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise ContractFileError(f"{origin}: {'; '.join(problems[:3])}{more}")
+    return parsed
+
+
+def save_contracts(contracts: ContractFile, path: str | FilePath) -> FilePath:
+    """Write ``contracts`` as JSON (parents created); returns the path."""
+    path = FilePath(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(contracts.model_dump_json(indent=2, exclude_none=False) + "\n", "utf-8")
+    return path
+
+
+def _where(loc: tuple[Any, ...], data: Any) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    if len(loc) >= 2 and loc[0] == "contracts" and isinstance(loc[1], int):
+        item = data.get("contracts", [])[loc[1]] if isinstance(data, dict) else None
+        if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]:
+            head = f"contracts[{loc[1]}]"
+            text = f"{head} ({item['id']}){text[len(head) :]}"
+    return text or "(top level)"
+
+
+def _describe(errors: list[Any], data: Any) -> str:
+    lines = [f"{_where(tuple(e['loc']), data)}: {e['msg']}" for e in errors[:3]]
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return "; ".join(lines) + more
+
+
+def _kind_problems(index: int, contract: Contract) -> list[str]:
+    # imported here: jsonschema and the path parser are only needed when reading files
+    from jsonschema import Draft202012Validator
+
+    from tracemine.model.paths import PathError, parse
+
+    head = f"contracts[{index}] ({contract.id})"
+    problems = []
+    document = {"paths": contract.paths, "params": contract.params}
+    for error in Draft202012Validator(kind_rule_schema(contract.kind)).iter_errors(document):
+        field = ".".join(str(p) for p in error.absolute_path) or "params"
+        problems.append(f"{head}: {field}: {error.message} (kind {contract.kind.value})")
+    texts = [*contract.paths, *([contract.when.path] if contract.when else [])]
+    for text in texts:
+        try:
+            parse(text)
+        except PathError as exc:
+            problems.append(f"{head}: paths: {exc}")
+    return problems
