@@ -1,0 +1,95 @@
+"""`tracemine merge`: label mined candidates against what OpenAPI / MCP / JSON Schema declare."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from tracemine.cli._common import JsonOption, console, err_console, print_json, run
+from tracemine.openapi import MergeReport, merge_files
+
+ORDER = 30
+
+
+def merge_command(
+    spec: Annotated[
+        list[Path],
+        typer.Option(
+            "--spec",
+            help="OpenAPI 2/3.0/3.1, MCP tools/list, function docs or JSON Schema (repeatable).",
+        ),
+    ],
+    candidates: Annotated[
+        Path, typer.Option("--candidates", help="Mined contract file (candidates.json).")
+    ] = Path("mined_contracts/candidates.json"),
+    mapping: Annotated[
+        Path | None,
+        typer.Option("--map", help="Tool → operation mapping (YAML/JSON); default: operationId."),
+    ] = None,
+    db: Annotated[
+        Path | None,
+        typer.Option("--db", help="Store to test declared contracts against (from ingest)."),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="Where to write the merged contracts.")] = Path(
+        "mined_contracts/merged.json"
+    ),
+    as_json: JsonOption = False,
+) -> None:
+    """Merge mined candidates with declared constraints and label each contract."""
+    report = run(merge_files, candidates, spec, mapping=mapping, db=db, out=out)
+    if as_json:
+        print_json(_as_json(report))
+    else:
+        render(report)
+
+
+def render(report: MergeReport) -> None:
+    for s in report.specs:
+        console.print(f"[bold]{s['source']}[/]: {s['kind']}, {s['operations']} operations")
+    tool_map = report.tool_map
+    console.print(
+        f"{len(tool_map.tools)} tools mapped to operations; {report.declared} declared or prose "
+        f"contracts; {len(report.merged.contracts)} contracts written to {report.out}"
+    )
+    table = Table(title="merge labels", title_justify="left")
+    table.add_column("label")
+    table.add_column("contracts", justify="right")
+    for label, count in report.labels.items():
+        table.add_row(label, str(count))
+    console.print(table)
+    if tool_map.unmapped_tools:
+        console.print("tools with no operation: " + ", ".join(tool_map.unmapped_tools))
+    if tool_map.unmapped_operations:
+        shown = tool_map.unmapped_operations[:20]
+        more = len(tool_map.unmapped_operations) - len(shown)
+        console.print(
+            "operations with no tool: " + ", ".join(shown) + (f" … and {more} more" if more else "")
+        )
+    for warning in report.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}")
+
+
+def _as_json(report: MergeReport) -> str:
+    import json
+
+    return json.dumps(
+        {
+            "out": report.out,
+            "specs": report.specs,
+            "declared": report.declared,
+            "contracts": len(report.merged.contracts),
+            "labels": report.labels,
+            "tools": {tool: op.key for tool, op in report.tool_map.tools.items()},
+            "unmapped_tools": report.tool_map.unmapped_tools,
+            "unmapped_operations": report.tool_map.unmapped_operations,
+            "warnings": report.warnings,
+        },
+        indent=2,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("merge")(merge_command)

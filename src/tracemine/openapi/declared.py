@@ -1,0 +1,321 @@
+"""Declared constraints → contracts with source ``declared`` (and ``prose``).
+
+Results: the 2xx JSON response bodies of an operation (any of them may come back, so
+only what they all guarantee). Arguments: path and query parameters by name, and the
+JSON or form request body's fields beside them (``args.<field>``) — the flat object an
+agent's tool call carries. A body that is not an object sits under ``args.body``.
+
+    required              → present            nullable false / type → not_null, type
+    minimum/maximum (…)   → non_negative, positive, range
+    enum / const          → one_of             minItems/maxItems → non_empty, length
+    minLength/maxLength   → length             pattern, format, uniqueItems → …, unique
+
+Walking stops at a ``$ref`` it is already inside (recursive schemas), below
+``MAX_DEPTH`` steps, and after ``MAX_NODES`` values per side (huge generated schemas).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracemine.model.contract import Contract, Kind, Side, Source
+from tracemine.model.paths import format_path
+from tracemine.openapi import prose
+from tracemine.openapi.load import Spec
+from tracemine.openapi.nodes import Child, Node, child
+from tracemine.openapi.operations import ARG_LOCATIONS, Operation
+from tracemine.openapi.refs import Refs, SpecError
+from tracemine.openapi.schema import flatten
+
+MAX_DEPTH = 8
+MAX_NODES = 1000
+FORMATS = frozenset({"date-time", "date", "time", "uuid", "email", "uri", "hostname", "ipv4",
+                     "ipv6"})  # fmt: skip
+"""String formats a checker can test; others (int64, password, binary …) are not counted."""
+_VALUE_KINDS = frozenset(
+    {Kind.RANGE, Kind.NON_NEGATIVE, Kind.POSITIVE, Kind.ONE_OF, Kind.NON_EMPTY, Kind.LENGTH}
+    | {Kind.PATTERN, Kind.FORMAT, Kind.UNIQUE}
+)
+_regex_ok: dict[str, bool] = {}
+_steps: dict[str, str] = {}
+
+
+@dataclass(slots=True)
+class Fact:
+    """One declared constraint before it becomes a :class:`Contract`."""
+
+    side: str
+    path: str
+    kind: Kind
+    params: dict[str, Any]
+    pointer: str
+    source: Source = Source.DECLARED
+    text: str = ""
+
+
+@dataclass(slots=True)
+class Coverage:
+    """How much of a document declares checkable constraints (for the corpus benchmark).
+    ``typed``: type, nullability or required; ``valued``: bounds, enum, lengths, pattern,
+    format or uniqueness."""
+
+    response_fields: int = 0
+    response_typed: int = 0
+    response_valued: int = 0
+    params: int = 0
+    params_typed: int = 0
+    params_valued: int = 0
+    truncated: int = 0
+    facts: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def operation_facts(op: Operation, refs: Refs, coverage: Coverage | None = None) -> list[Fact]:
+    """The declared (and prose) constraints of one operation, both sides. Raises
+    :class:`SpecError` for a broken ``$ref`` on the way, naming file and pointer."""
+    try:
+        return _operation_facts(op, refs, coverage)
+    except RecursionError:
+        raise SpecError(f"{op.spec}: {op.key}: schemas nested too deeply to read") from None
+
+
+def _operation_facts(op: Operation, refs: Refs, coverage: Coverage | None) -> list[Fact]:
+    facts: list[Fact] = []
+    if op.responses:
+        facts.extend(_result_facts(op, refs, coverage))
+    args = _args_root(op, refs, coverage)
+    if args is not None:
+        _walk(args, "args", refs, facts, coverage, "")
+    if coverage is not None:
+        coverage.facts += len(facts)
+    return facts
+
+
+def _result_facts(op: Operation, refs: Refs, coverage: Coverage | None) -> list[Fact]:
+    """The result side; operations that return the same schema (get, update, list of a
+    resource …) share one walk, paths being relative to ``result`` anyway."""
+    root = child(tuple(op.responses), union=True)
+    key = ("walk", root.key, op.response_description)
+    cached = refs.flat_cache.get(key) if root.key else None
+    if cached is None:
+        counted = Coverage()
+        facts: list[Fact] = []
+        _walk(root, "result", refs, facts, counted, op.response_description)
+        cached = (facts, counted)
+        if root.key:
+            refs.flat_cache[key] = cached
+    facts, counted = cached
+    if coverage is not None:
+        coverage.response_fields += counted.response_fields
+        coverage.response_typed += counted.response_typed
+        coverage.response_valued += counted.response_valued
+        coverage.truncated += counted.truncated
+    return facts
+
+
+def declared_contracts(spec: Spec, tools: dict[str, Operation] | None = None) -> list[Contract]:
+    """Contracts for the operations of ``spec`` that have a tool: ``tools`` maps tool
+    names to operations (see :func:`~tracemine.openapi.map_tools`); by default each
+    operation is the tool named by its operationId (or the name an MCP/function doc
+    gives it), and operations with neither are skipped."""
+    if tools is None:
+        tools = {op.key: op for op in spec.operations if op.operation_id or op.tool}
+    contracts: list[Contract] = []
+    for tool, op in tools.items():
+        if op.spec != spec.source:
+            continue
+        for fact in operation_facts(op, spec.refs):
+            contracts.append(to_contract(fact, tool, op))
+    return contracts
+
+
+def to_contract(fact: Fact, tool: str, op: Operation) -> Contract:
+    paths = [fact.path + "[*]"] if fact.kind == Kind.UNIQUE else [fact.path]
+    # facts of a shared schema share their params: each contract gets its own copy
+    declared = {"spec": op.spec, "pointer": fact.pointer}
+    if fact.text:
+        declared["text"] = fact.text
+    what = "stated in the description" if fact.source == Source.PROSE else "declared"
+    return Contract(
+        tool=tool, side=Side(fact.side), kind=fact.kind, paths=paths, params=dict(fact.params),
+        description=f"{what} by {op.key} in {op.spec}", sources=[fact.source],
+        declared=declared,
+    )  # fmt: skip
+
+
+def _args_root(op: Operation, refs: Refs, coverage: Coverage | None) -> Child | Node | None:
+    """Parameters and the request body as one object: the tool call's arguments."""
+    node = Node(types=frozenset({"object"}), pointer=op.pointer)
+    required: set[str] = set()
+    for param in op.params:
+        if coverage is not None:
+            _count_param(param.schema, param.required, refs, coverage)
+        if param.location not in ARG_LOCATIONS:
+            continue
+        node.properties[param.name] = child((param.schema,) if param.schema else ())
+        if param.required:
+            required.add(param.name)
+    if op.body is not None:
+        body = flatten(op.body, refs)
+        if body.may_be("object") and (body.properties or not node.properties):
+            for name, part in body.properties.items():
+                node.properties.setdefault(name, part)
+            if op.body_required:
+                required |= body.required
+        else:
+            node.properties["body"] = child((op.body,))
+            if op.body_required:
+                required.add("body")
+    node.required = frozenset(required)
+    return node if node.properties else None
+
+
+def _count_param(schema: Any, required: bool, refs: Refs, coverage: Coverage) -> None:
+    coverage.params += 1
+    node = flatten(schema, refs) if schema is not None else Node()
+    kinds = {kind for kind, _ in _constraints(node, required)}
+    coverage.params_typed += bool(kinds)
+    coverage.params_valued += bool(kinds & _VALUE_KINDS)
+
+
+def _walk(root: Child | Node, side: str, refs: Refs, facts: list[Fact],
+          coverage: Coverage | None, root_text: str) -> None:  # fmt: skip
+    # (spec, path, ancestors' schemas, depth, required here, is an object member)
+    todo: list[tuple[Any, str, frozenset[str], int, bool, bool]] = [
+        (root, side, frozenset(), 0, False, False)
+    ]
+    seen = 0
+    while todo:
+        spec, path, stack, depth, required, member = todo.pop()
+        node = spec if isinstance(spec, Node) else flatten(spec, refs, stack)
+        seen += 1
+        found, kinds = _node_facts(node, required, side, root_text if depth == 0 else "")
+        for kind, params, pointer, source, text in found:
+            facts.append(Fact(side, path, kind, params, pointer, source, text))
+        if coverage is not None and member and side == "result":
+            coverage.response_fields += 1
+            coverage.response_typed += bool(kinds)
+            coverage.response_valued += bool(kinds & _VALUE_KINDS)
+        if node.recursive or depth >= MAX_DEPTH:
+            continue
+        if seen + len(todo) >= MAX_NODES:
+            if coverage is not None:
+                coverage.truncated += 1
+            break
+        inner = stack if not node.refs or node.refs <= stack else stack | node.refs
+        if node.items is not None and node.may_be("array"):
+            todo.append((node.items, path + "[*]", inner, depth + 1, False, False))
+        if node.properties and node.may_be("object"):
+            required_names = node.required
+            for name in reversed(list(node.properties)):
+                step = path + _step(name)
+                todo.append((node.properties[name], step, inner, depth + 1,
+                             name in required_names, True))  # fmt: skip
+
+
+def _step(name: str) -> str:
+    step = _steps.get(name)
+    if step is None:
+        step = format_path("", (name,))
+        if len(_steps) < 100_000:
+            _steps[name] = step
+    return step
+
+
+def _node_facts(
+    node: Node, required: bool, side: str, root_text: str
+) -> tuple[list[tuple[Any, ...]], frozenset[Kind]]:
+    """Declared and prose facts of one node, computed once per shared node (a component
+    schema reached from many operations) and side."""
+    key = (required, side, root_text)
+    memo = node.memo
+    if memo is not None and key in memo:
+        return memo[key]
+    own = _constraints(node, required)
+    kinds = frozenset(kind for kind, _ in own)
+    found: list[tuple[Any, ...]] = [(k, p, node.pointer, Source.DECLARED, "") for k, p in own]
+    text = node.description or root_text
+    if text:
+        for kind, params, excerpt in prose.propose(text, node, set(kinds), side):
+            found.append((kind, params, node.pointer, Source.PROSE, excerpt))
+    if memo is None:
+        memo = node.memo = {}
+    memo[key] = (found, kinds)
+    return found, kinds
+
+
+def _constraints(node: Node, required: bool) -> list[tuple[Kind, dict[str, Any]]]:
+    """The declared constraints of one node, in the contract vocabulary."""
+    out: list[tuple[Kind, dict[str, Any]]] = []
+    if required:
+        out.append((Kind.PRESENT, {}))
+    # a value that may be null keeps no `type` (the vocabulary has no "T or null") and a
+    # `one_of` that admits null: both would fail on null, the other value kinds pass on it
+    nullable = node.null_ok or (node.types is not None and "null" in node.types)
+    if node.types is not None and not nullable:
+        concrete = node.types - {"null"}
+        if concrete:
+            out.append((Kind.NOT_NULL, {}))
+        if concrete == {"integer", "number"}:
+            concrete = frozenset({"number"})
+        if len(concrete) == 1:
+            out.append((Kind.TYPE, {"type": next(iter(concrete))}))
+    if node.may_be("number") and (node.minimum is not None or node.maximum is not None):
+        out.append(_bounds(node))
+    values = [v for v in node.enum or () if v is not None]
+    if values:
+        out.append((Kind.ONE_OF, {"values": [*values, None] if nullable else values}))
+    if node.may_be("array") and (node.min_items or node.max_items is not None):
+        out.append(_lengths(node.min_items, node.max_items, non_empty=True))
+    elif node.may_be("string") and (node.min_length or node.max_length is not None):
+        out.append(_lengths(node.min_length, node.max_length, non_empty=False))
+    if node.pattern and node.may_be("string") and _compiles(node.pattern):
+        out.append((Kind.PATTERN, {"regex": node.pattern}))
+    if node.format in FORMATS and node.may_be("string"):
+        out.append((Kind.FORMAT, {"format": node.format}))
+    if node.unique and node.may_be("array"):
+        out.append((Kind.UNIQUE, {}))
+    return out
+
+
+def _bounds(node: Node) -> tuple[Kind, dict[str, Any]]:
+    low, high = node.minimum, node.maximum
+    if high is None and low == 0:
+        return (Kind.POSITIVE, {}) if node.min_exclusive else (Kind.NON_NEGATIVE, {})
+    params: dict[str, Any] = {}
+    if low is not None:
+        params["min"] = low
+        if node.min_exclusive:
+            params["min_exclusive"] = True
+    if high is not None:
+        params["max"] = high
+        if node.max_exclusive:
+            params["max_exclusive"] = True
+    return Kind.RANGE, params
+
+
+def _lengths(low: int | None, high: int | None, *, non_empty: bool) -> tuple[Kind, dict[str, Any]]:
+    if non_empty and low == 1 and high is None:
+        return Kind.NON_EMPTY, {}
+    params = {k: v for k, v in (("min", low or None), ("max", high)) if v is not None}
+    return Kind.LENGTH, params
+
+
+def _compiles(regex: str) -> bool:
+    """Patterns are ECMA-262; one Python cannot compile would only ever be 'not
+    evaluated' at runtime, so it is not proposed."""
+    ok = _regex_ok.get(regex)
+    if ok is None:
+        try:
+            with warnings.catch_warnings():  # ECMA idioms Python frowns on ("[[]") still work
+                warnings.simplefilter("ignore")
+                re.compile(regex)
+            ok = True
+        except (re.error, RecursionError, OverflowError):
+            ok = False
+        if len(_regex_ok) < 50_000:
+            _regex_ok[regex] = ok
+    return ok

@@ -1,0 +1,70 @@
+"""The two shapes a schema takes while it is read: :class:`Node`, the constraints of one
+flattened level, and :class:`Child`, a not-yet-flattened child (properties, array items)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracemine.openapi.refs import Loc
+
+
+@dataclass(frozen=True, slots=True)
+class Child:
+    """An unflattened child: the value must satisfy ``all`` of the parts (``any`` of them
+    when ``union``); each part a :class:`Loc` or a nested :class:`Child`."""
+
+    parts: tuple[Any, ...]
+    union: bool = False
+    key: str | None = None  # names it within its document, for the cache; None: not cached
+
+
+def child(parts: tuple[Any, ...], union: bool = False) -> Child:
+    """A :class:`Child` with its cache key (the positions of its parts)."""
+    keys = [p.base + p.pointer if isinstance(p, Loc) else p.key for p in parts]
+    key = None
+    if None not in keys:
+        key = ("|(" if union else "&(") + ",".join(keys) + ")"
+    return Child(parts, union, key if key is None or len(key) < 4000 else None)
+
+
+@dataclass(slots=True)
+class Node:
+    """The constraints one schema puts on a value (None: no constraint)."""
+
+    types: frozenset[str] | None = None
+    null_ok: bool = False
+    required: frozenset[str] = frozenset()
+    properties: dict[str, Child] = field(default_factory=dict)
+    items: Child | None = None
+    enum: tuple[Any, ...] | None = None
+    minimum: float | None = None
+    min_exclusive: bool = False
+    maximum: float | None = None
+    max_exclusive: bool = False
+    min_items: int | None = None
+    max_items: int | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
+    format: str | None = None
+    unique: bool = False
+    description: str = ""
+    pointer: str = ""
+    refs: frozenset[str] = frozenset()
+    recursive: bool = False
+    memo: dict[Any, Any] | None = None  # the walker's per-node results (declared.py)
+
+    def may_be(self, *kinds: str) -> bool:
+        """Whether a value of one of these JSON types passes the type constraint."""
+        types = self.types
+        if types is None:
+            return True
+        for kind in kinds:
+            if kind in types:
+                return True
+            if (kind == "integer" and "number" in types) or (
+                kind == "number" and "integer" in types
+            ):
+                return True
+        return False

@@ -1,0 +1,171 @@
+"""Reading schema documents and following their ``$ref``s.
+
+A :class:`Loc` is a schema together with where it sits (the base URI of its file and the
+JSON pointer inside it), so that relative ``$ref``s resolve against the right file and
+every error can name the file and pointer. Resolution goes through ``referencing`` (the
+library jsonschema uses); this module adds the file retrieval, a cache, and errors that
+say which ``$ref`` at which pointer could not be followed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+
+import orjson
+import yaml
+from referencing import Registry, Resource, Specification
+from referencing.exceptions import NoSuchResource, Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+from tracemine.errors import InputError
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Safe loader without implicit timestamps: ``enum: [2024-01-01]`` stays a string,
+    so declared values remain JSON values."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    key: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+
+
+class SpecError(InputError):
+    """A schema document cannot be used: unreadable, of no known kind, or a ``$ref`` that
+    leads nowhere. The message names the file and, where there is one, the pointer."""
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    """A schema (or any document node) and where it sits: ``base`` is its file's URI,
+    ``pointer`` the JSON pointer inside that file (``#/components/schemas/Order``)."""
+
+    node: Any
+    base: str
+    pointer: str = "#"
+
+    def child(self, *keys: str | int) -> Loc:
+        """The node under ``keys`` (which the caller knows exist)."""
+        node, pointer = self.node, self.pointer
+        for key in keys:
+            node = node[key]
+            pointer += "/" + str(key).replace("~", "~0").replace("/", "~1")
+        return Loc(node, self.base, pointer)
+
+    def where(self) -> str:
+        return f"{display_name(self.base)}{self.pointer}"
+
+
+def display_name(uri: str) -> str:
+    """The file name a user recognises, for messages."""
+    parts = urlsplit(uri)
+    if parts.scheme == "file":
+        return Path(unquote(parts.path)).name
+    return uri
+
+
+def read_document(path: Path) -> Any:
+    """Parse a JSON or YAML file; :class:`SpecError` names the file and line on failure."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return _parse_yaml(path, data)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if path.suffix.lower() == ".json":
+            raise SpecError(f"{path}: not valid JSON: {exc}") from None
+    # neither suffix says: YAML is a superset of JSON, so try it last
+    return _parse_yaml(path, data)
+
+
+def _parse_yaml(path: Path, data: bytes) -> Any:
+    try:
+        return yaml.load(data, Loader=_Loader)  # a safe loader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise SpecError(f"{path}: not valid YAML: {at}{exc.problem}") from None
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SpecError(f"{path}: not valid YAML: {reason}") from None
+
+
+class Refs:
+    """Follows ``$ref``s from one root document: local pointers, relative files (read on
+    demand and cached) and, for JSON Schema 2020-12 documents, ``$id``/``$anchor``.
+    Remote (http) references are not fetched: tracemine never goes to the network."""
+
+    def __init__(self, document: Any, base: str, *, json_schema: bool = False) -> None:
+        self.specification = DRAFT202012 if json_schema else Specification.OPAQUE
+        self.root = Loc(document, base)
+        self._documents: dict[str, Resource[Any]] = {}
+        self._registry: Registry[Any] = Registry(retrieve=self._retrieve).with_resource(  # type: ignore[call-arg]
+            base, self.specification.create_resource(document)
+        )
+        self._cache: dict[tuple[str, str], Loc] = {}
+        self.flat_cache: dict[Any, Any] = {}  # flattened schema positions (schema.py)
+        self.in_progress: set[str] = set()  # positions being flattened (schema.py)
+        self.remote: set[str] = set()
+
+    def _retrieve(self, uri: str) -> Resource[Any]:
+        cached = self._documents.get(uri)
+        if cached is not None:
+            return cached
+        if urlsplit(uri).scheme != "file":
+            raise SpecError(f"{uri}: not a local file")
+        document = read_document(Path(unquote(urlsplit(uri).path)))
+        resource = self.specification.create_resource(document)
+        self._documents[uri] = resource
+        return resource
+
+    def resolve(self, ref: Any, at: Loc) -> Loc | None:
+        """The node ``ref`` (found at ``at``) points to; None for a remote reference, which
+        is left unconstrained. Raises :class:`SpecError` naming the ``$ref`` and pointer."""
+        if not isinstance(ref, str):
+            raise SpecError(f"{at.where()}: $ref is not a string: {ref!r}")
+        key = (at.base, ref)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        target = urljoin(at.base, ref)
+        if urlsplit(target).scheme not in ("file", urlsplit(self.root.base).scheme):
+            self.remote.add(target)
+            return None
+        try:
+            resolved = self._registry.resolver(base_uri=at.base).lookup(ref)
+        except SpecError as exc:
+            raise SpecError(f"{at.where()}: $ref {ref!r}: {exc}") from None
+        except (Unresolvable, NoSuchResource) as exc:
+            raise SpecError(f"{at.where()}: $ref {ref!r} {_reason(exc, target)}") from None
+        url, fragment = urldefrag(target)
+        loc = Loc(resolved.contents, url, "#" + fragment if fragment.startswith("/") else "#")
+        self._cache[key] = loc
+        return loc
+
+
+def _reason(exc: BaseException, target: str) -> str:
+    """Why a reference failed, from the chain of causes ``referencing`` raises."""
+    url, fragment = urldefrag(target)
+    names = []
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, SpecError):
+            if "cannot read" in str(cause):
+                return f"cannot be followed: no file {display_name(url)}"
+            return f"leads to a file that cannot be used: {cause}"
+        names.append(type(cause).__name__)
+        cause = cause.__cause__
+    if "PointerToNowhere" in names:
+        return f"points to nothing: no {fragment or '/'} in {display_name(url)}"
+    if "Unretrievable" in names or "NoSuchResource" in names:
+        return f"cannot be followed: no file {display_name(url)}"
+    return f"cannot be followed ({names[-1]})"

@@ -1,0 +1,166 @@
+"""Merge labels, from mined evidence alone and from a store. Candidates are written by
+hand: the tests pin the merge, not the miner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tracemine.ingest import ingest
+from tracemine.model.contract import (
+    Contract,
+    ContractFile,
+    Evidence,
+    Kind,
+    MergeLabel,
+    Side,
+    Source,
+)
+from tracemine.openapi import declared_contracts, label_counts, load_spec, map_tools, merge
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
+TOOL = "get_order"
+
+
+def mined(path: str, kind: Kind, params: dict[str, Any] | None = None, **evidence: Any) -> Contract:
+    return Contract(
+        tool=TOOL, side=Side.RESULT, kind=kind, paths=[path], params=params or {},
+        evidence=Evidence(calls=40, tasks=8, **evidence),
+    )  # fmt: skip
+
+
+def declared() -> list[Contract]:
+    spec = load_spec(FIXTURES / "orders-3.0.yaml")
+    return declared_contracts(spec, map_tools([spec], [TOOL]).tools)
+
+
+def find(merged: ContractFile, path: str, kind: Kind) -> list[Contract]:
+    return [c for c in merged.contracts if c.paths == [path] and c.kind == kind]
+
+
+CANDIDATES = ContractFile(
+    contracts=[
+        mined("result.total_cents", Kind.RANGE, {"min": 0, "max": 500}),
+        mined("result.status", Kind.ONE_OF, {"values": ["pending", "shipped"]}),
+        mined("result.id", Kind.PATTERN, {"regex": "^#W[0-9]{7}$"}),
+        mined("result.items", Kind.NON_EMPTY),
+        mined("result.items[*].quantity", Kind.RANGE, {"min": -2, "max": 5}),
+        mined("result.loyalty_points", Kind.NON_NEGATIVE),
+    ]
+)
+
+
+def test_labels_from_mined_evidence_alone() -> None:
+    merged = merge(CANDIDATES, declared())
+    (total,) = find(merged, "result.total_cents", Kind.RANGE)
+    assert total.label == MergeLabel.OBSERVED_TIGHTER
+    assert total.sources == [Source.MINED, Source.DECLARED]
+    assert total.declared and total.declared["kind"] == "non_negative"
+    assert not find(merged, "result.total_cents", Kind.NON_NEGATIVE)  # absorbed
+    (status,) = find(merged, "result.status", Kind.ONE_OF)
+    assert status.label == MergeLabel.OBSERVED_TIGHTER  # an enum subset
+    assert status.params == {"values": ["pending", "shipped"]}
+    assert find(merged, "result.id", Kind.PATTERN)[0].label == MergeLabel.DECLARED_OBSERVED
+    assert find(merged, "result.items", Kind.NON_EMPTY)[0].label == MergeLabel.DECLARED_OBSERVED
+    # mined range reaching below the declared minimum: the spec is contradicted
+    by_source = {tuple(c.sources): c for c in find(merged, "result.items[*].quantity", Kind.RANGE)}
+    assert by_source[(Source.MINED,)].label == MergeLabel.OBSERVED_VIOLATES_DECLARED
+    (violated,) = find(merged, "result.items[*].quantity", Kind.NON_NEGATIVE)
+    assert violated.label == MergeLabel.OBSERVED_VIOLATES_DECLARED
+    assert violated.evidence and "mined range" in violated.evidence.counterexamples[0].observed
+    assert (
+        find(merged, "result.loyalty_points", Kind.NON_NEGATIVE)[0].label
+        == MergeLabel.OBSERVED_ONLY
+    )
+    # declared, and nothing speaks to it: kept, labelled
+    (unique,) = find(merged, "result.tags[*]", Kind.UNIQUE)
+    assert unique.label == MergeLabel.DECLARED_UNEXERCISED and unique.sources == [Source.DECLARED]
+    counts = label_counts(merged.contracts)
+    assert set(counts) == {label.value for label in MergeLabel}
+    assert all(counts[label.value] for label in MergeLabel)
+    assert all(c.label is not None for c in merged.contracts)
+
+
+def test_equal_mined_contract_with_heldout_violations_contradicts() -> None:
+    candidates = ContractFile(
+        contracts=[mined("result.total_cents", Kind.NON_NEGATIVE, heldout_violations=2)]
+    )
+    merged = merge(candidates, declared())
+    labels = {
+        tuple(c.sources): c.label for c in find(merged, "result.total_cents", Kind.NON_NEGATIVE)
+    }
+    assert labels[(Source.DECLARED,)] == MergeLabel.OBSERVED_VIOLATES_DECLARED
+
+
+def test_merging_a_merged_file_starts_from_its_mined_contracts() -> None:
+    once = merge(CANDIDATES, declared())
+    twice = merge(once, declared())
+    assert [(c.id, c.label, c.sources) for c in once.contracts] == [
+        (c.id, c.label, c.sources) for c in twice.contracts
+    ]
+
+
+def order(**overrides: Any) -> dict[str, Any]:
+    body = {
+        "id": "#W0000001", "status": "pending", "total_cents": 1200,
+        "items": [{"sku": "a", "quantity": 1, "price": 3.5}], "tags": ["x", "y"],
+    }  # fmt: skip
+    body.update(overrides)
+    return {k: v for k, v in body.items() if v is not None}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    results = [
+        order(),
+        order(status="shipped", items=[{"sku": "b", "quantity": -1, "price": 2.0}]),
+        order(id="#W0000003", total_cents=None),  # a required field absent
+        order(tags=["x", "x"]),
+    ]
+    lines = [
+        json.dumps({"task_id": f"t{i}", "calls": [{"index": 0, "name": TOOL, "ok": True,
+                    "arguments": {"order_id": r.get("id", "#W0000009")}, "result": r}]})
+        for i, r in enumerate(results)
+    ]  # fmt: skip
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "traces.duckdb"
+    ingest([traces], db)
+    return db
+
+
+def test_labels_from_the_store(store: Path) -> None:
+    merged = merge(ContractFile(), declared(), db=store)
+    (quantity,) = find(merged, "result.items[*].quantity", Kind.NON_NEGATIVE)
+    assert quantity.label == MergeLabel.OBSERVED_VIOLATES_DECLARED
+    assert quantity.evidence and quantity.evidence.counterexamples[0].observed == "integer -1"
+    assert quantity.evidence.counterexamples[0].task_id == "t1"
+    (present,) = find(merged, "result.total_cents", Kind.PRESENT)
+    assert present.label == MergeLabel.OBSERVED_VIOLATES_DECLARED
+    assert present.evidence and present.evidence.counterexamples[0].observed == "absent in 1 of 1"
+    (unique,) = find(merged, "result.tags[*]", Kind.UNIQUE)
+    assert unique.label == MergeLabel.OBSERVED_VIOLATES_DECLARED
+    (status,) = find(merged, "result.status", Kind.ONE_OF)
+    assert status.label == MergeLabel.DECLARED_UNEXERCISED  # some declared values never seen
+    assert status.declared and status.declared["unseen"] == ["delivered", "cancelled"]
+    (pattern,) = find(merged, "result.id", Kind.PATTERN)
+    assert pattern.label == MergeLabel.DECLARED_OBSERVED
+    assert pattern.evidence and pattern.evidence.calls == 4 and pattern.evidence.tasks == 4
+    (note,) = find(merged, "result.note", Kind.LENGTH)  # never present in the traces
+    assert note.label == MergeLabel.DECLARED_UNEXERCISED
+    assert note.declared and note.declared["unexercised"] == "no trace reached this path"
+    (order_id,) = find(merged, "args.order_id", Kind.PATTERN)
+    assert order_id.label == MergeLabel.DECLARED_OBSERVED
+
+
+def test_store_overrides_a_calibrated_mined_bound(store: Path) -> None:
+    # a mined bound wider than the declared one is not proof: the store shows none below 0
+    candidates = ContractFile(
+        contracts=[mined("result.total_cents", Kind.RANGE, {"min": -50, "max": 2000})]
+    )
+    merged = merge(candidates, declared(), db=store)
+    (total,) = find(merged, "result.total_cents", Kind.NON_NEGATIVE)
+    assert total.label == MergeLabel.DECLARED_OBSERVED
