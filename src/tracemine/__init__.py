@@ -37,6 +37,47 @@ _EXPORTS = {
     "FileReport": "tracemine.ingest",
     "StoreStats": "tracemine.ingest",
     "Traces": "tracemine.ingest",
+    # the contract file
+    "load_contracts": "tracemine.model.contract",
+    "save_contracts": "tracemine.model.contract",
+    "contract_file_schema": "tracemine.model.contract",
+    # review
+    "ReviewFile": "tracemine.review",
+    "apply_review": "tracemine.review",
+    "contracts_frame": "tracemine.review",
+    "coverage_chart": "tracemine.review",
+    "decide": "tracemine.review",
+    "evidence_frame": "tracemine.review",
+    "filter_contracts": "tracemine.review",
+    "find_contracts": "tracemine.review",
+    "is_stale": "tracemine.review",
+    "load_review": "tracemine.review",
+    "load_reviewed": "tracemine.review",
+    "review_path": "tracemine.review",
+    "save_review": "tracemine.review",
+    "summarise": "tracemine.review",
+    "support_chart": "tracemine.review",
+    # export
+    "ExportReport": "tracemine.export",
+    "export_contracts": "tracemine.export",
+    # mine
+    "mine": "tracemine.mine",
+    # declared schemas and merge
+    "load_spec": "tracemine.openapi",
+    "declared_contracts": "tracemine.openapi",
+    "merge": "tracemine.openapi",
+    "merge_files": "tracemine.openapi",
+    "MergeReport": "tracemine.openapi",
+    # runtime
+    "Monitor": "tracemine.monitor",
+    "Receipt": "tracemine.monitor",
+    "RunVerdict": "tracemine.monitor",
+    "check": "tracemine.check",
+    # data
+    "simulate": "tracemine.simulate",
+    "write_traces": "tracemine.simulate",
+    "inject": "tracemine.faults",
+    "FaultClass": "tracemine.faults",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -1,0 +1,74 @@
+"""`tracemine export`: reviewed contracts to the monitor and other harnesses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from tracemine.cli._common import JsonOption, console, err_console, print_json, run
+from tracemine.export import FORMATS, ExportReport, export_contracts
+
+ORDER = 50
+
+
+def export_command(
+    contracts: Annotated[
+        Path, typer.Option("--contracts", "-c", help="Contract file (candidates or merged).")
+    ],
+    format: Annotated[str, typer.Option("--format", "-f", help=f"Target: {', '.join(FORMATS)}.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Output file (a directory for jsonschema).")
+    ],
+    review: Annotated[
+        Path | None,
+        typer.Option("--review", help="Review file (default: <contracts>.review.yaml if any)."),
+    ] = None,
+    include_proposed: Annotated[
+        bool, typer.Option("--include-proposed", help="Export proposed contracts too.")
+    ] = False,
+    spec: Annotated[
+        Path | None, typer.Option("--spec", help="Source OpenAPI document (openapi-overlay).")
+    ] = None,
+    mapping: Annotated[
+        Path | None,
+        typer.Option("--mapping", help="Tool → operation mapping file (openapi-overlay)."),
+    ] = None,
+    traces: Annotated[
+        list[Path] | None,
+        typer.Option("--traces", help="Recorded trace file to replay (pytest; repeatable)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Export accepted contracts; lists every contract the target could not express."""
+    report = run(export_contracts, contracts, format, out, review=review,
+                 include_proposed=include_proposed, spec=spec, mapping=mapping,
+                 traces=traces or [])  # fmt: skip
+    if as_json:
+        print_json(report.model_dump_json(indent=2))
+    else:
+        render(report)
+
+
+def render(report: ExportReport) -> None:
+    console.print(
+        f"{report.format}: {report.exported} of {report.selected} contracts exported "
+        f"→ {', '.join(report.files) or 'nothing written'}",
+        soft_wrap=True,
+    )
+    for note in report.notes:
+        err_console.print(f"note: {note}", soft_wrap=True)
+    if report.unexpressed:
+        table = Table(title=f"{len(report.unexpressed)} contracts {report.format} cannot express",
+                      title_justify="left")  # fmt: skip
+        for name in ("id", "tool", "kind", "contract", "reason"):
+            table.add_column(name, overflow="fold", no_wrap=name in ("id", "kind"))
+        for u in report.unexpressed:
+            table.add_row(u.id, u.tool, u.kind, u.description, u.reason)
+        console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export")(export_command)

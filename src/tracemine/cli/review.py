@@ -1,0 +1,179 @@
+"""`tracemine review list|show|accept|reject|mute`: review candidate contracts from the
+terminal. Decisions go to the review file beside the contracts (``<name>.review.yaml``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from tracemine.cli._common import JsonOption, console, print_json, run
+from tracemine.errors import InputError
+from tracemine.model.contract import Contract, ContractFile
+from tracemine.review import (
+    decide,
+    filter_contracts,
+    find_contracts,
+    is_stale,
+    load_reviewed,
+    save_review,
+)
+
+ORDER = 45
+review_app = typer.Typer(
+    help="List, inspect and decide on candidate contracts.", no_args_is_help=True
+)
+
+ContractsOption = Annotated[
+    Path, typer.Option("--contracts", "-c", help="Contract file to review.")
+]
+ReviewOption = Annotated[
+    Path | None,
+    typer.Option("--review", help="Review file (default: <contracts>.review.yaml beside it)."),
+]
+ToolFilter = Annotated[
+    list[str] | None, typer.Option("--tool", help="Only this tool (repeatable).")
+]
+KindFilter = Annotated[
+    list[str] | None, typer.Option("--kind", help="Only this kind (repeatable).")
+]
+SourceFilter = Annotated[
+    list[str] | None, typer.Option("--source", help="mined, declared, prose or manual.")
+]
+LabelFilter = Annotated[
+    list[str] | None, typer.Option("--label", help="Merge label, or 'none' (repeatable).")
+]
+StatusFilter = Annotated[
+    list[str] | None, typer.Option("--status", help="proposed, accepted, rejected or muted.")
+]
+StaleFilter = Annotated[
+    bool, typer.Option("--stale", help="Only decisions whose evidence changed since.")
+]
+ReasonOption = Annotated[str, typer.Option("--reason", help="Why (needed to reject or mute).")]
+ReviewerOption = Annotated[
+    str | None, typer.Option("--reviewer", help="Who (default: $TRACEMINE_REVIEWER or login).")
+]
+DEFAULT_CONTRACTS = Path("mined_contracts/candidates.json")
+
+
+def _filters(**given: Any) -> dict[str, Any]:
+    return {k: v for k, v in given.items() if v}
+
+
+def list_command(
+    contracts: ContractsOption = DEFAULT_CONTRACTS, review: ReviewOption = None,
+    tool: ToolFilter = None, kind: KindFilter = None, source: SourceFilter = None,
+    label: LabelFilter = None, status: StatusFilter = None, stale: StaleFilter = False,
+    limit: Annotated[int, typer.Option("--limit", help="Show at most this many rows.")] = 200,
+    as_json: JsonOption = False,
+) -> None:  # fmt: skip
+    """List contracts with their status, support and held-out violations."""
+    reviewed, _, _ = run(load_reviewed, contracts, review)
+    found = run(filter_contracts, reviewed, **_filters(tool=tool, kind=kind, source=source,
+                label=label, status=status, stale=True if stale else None))  # fmt: skip
+    if as_json:
+        print_json(json.dumps([c.model_dump(mode="json") for c in found], indent=2))
+        return
+    table = Table(
+        title=f"{len(found)} of {len(reviewed.contracts)} contracts", title_justify="left"
+    )
+    for name in ("id", "tool", "kind", "contract", "sources", "label", "status", "tasks", "viol."):
+        table.add_column(
+            name, overflow="fold", no_wrap=name in ("id", "tool", "kind", "status"),
+            justify="right" if name in ("tasks", "viol.") else "left",
+        )  # fmt: skip
+    for c in found[:limit]:
+        e = c.evidence
+        table.add_row(
+            c.id, c.tool, c.kind.value, c.description or ", ".join(c.paths),
+            "+".join(c.sources), c.label.value if c.label else "",
+            c.status.value + (" (stale)" if is_stale(c) else ""),
+            str(e.tasks) if e else "", str(e.heldout_violations) if e else "",
+        )  # fmt: skip
+    console.print(table)
+    if len(found) > limit:
+        console.print(f"… {len(found) - limit} more; narrow with filters or raise --limit")
+
+
+def show_command(
+    contract_id: Annotated[str, typer.Argument(help="Contract id (or a unique prefix).")],
+    contracts: ContractsOption = DEFAULT_CONTRACTS, review: ReviewOption = None,
+    as_json: JsonOption = False,
+) -> None:  # fmt: skip
+    """Show one contract: scope, parameters, evidence, counterexamples and decision."""
+    reviewed, _, _ = run(load_reviewed, contracts, review)
+    (c,) = run(find_contracts, reviewed, [contract_id])
+    if as_json:
+        print_json(c.model_dump_json(indent=2))
+        return
+    console.print(f"[bold]{c.id}[/]  {c.tool} · {c.side.value} · {c.kind.value}")
+    console.print(f"  {c.description or ', '.join(c.paths)}")
+    console.print(f"  paths: {', '.join(c.paths)}   params: {json.dumps(c.params)}")
+    if c.when:
+        console.print(f"  when: {c.when.render()}")
+    label = f"   label: {c.label.value}" if c.label else ""
+    console.print(f"  sources: {'+'.join(c.sources)}{label}   status: {c.status.value}")
+    if c.implied_by:
+        console.print(f"  implied by: {c.implied_by}")
+    if c.declared:
+        console.print(f"  declared: {json.dumps(c.declared)}")
+    if c.evidence:
+        e = c.evidence
+        console.print(
+            f"  evidence: {e.calls} calls from {e.tasks} tasks; proposed in {e.folds_proposed}"
+            f"/{e.folds} folds; held out {e.heldout_calls} calls, {e.heldout_violations} "
+            f"violations; false-alarm bound {e.fa_upper}"
+        )
+        for x in e.counterexamples:
+            console.print(f"    counterexample: run {x.run_id} call {x.call_id}: {x.observed}")
+    if c.decision:
+        d = c.decision
+        console.print(f"  decision: {d.status.value} by {d.reviewer} at {d.at}: {d.reason}")
+        if is_stale(c):
+            console.print("  [yellow]the evidence changed since this decision[/]")
+
+
+def _decider(status: str) -> Any:
+    def command(
+        ids: Annotated[list[str] | None, typer.Argument(help="Contract ids or prefixes.")] = None,
+        contracts: ContractsOption = DEFAULT_CONTRACTS, review: ReviewOption = None,
+        reason: ReasonOption = "",
+        reviewer: ReviewerOption = None,
+        tool: ToolFilter = None, kind: KindFilter = None, source: SourceFilter = None,
+        label: LabelFilter = None, status_filter: StatusFilter = None,
+        as_json: JsonOption = False,
+    ) -> None:  # fmt: skip
+        reviewed, decisions, path = run(load_reviewed, contracts, review)
+        filters = _filters(tool=tool, kind=kind, source=source, label=label, status=status_filter)
+        chosen = _choose(reviewed, ids or [], filters)
+        decided = run(decide, decisions, chosen, status, reason=reason, reviewer=reviewer)
+        run(save_review, decisions, path)
+        if as_json:
+            print_json(json.dumps({"status": status, "ids": decided, "review": str(path)}))
+        else:
+            console.print(f"{status} {len(decided)} contracts → {path}")
+
+    command.__doc__ = f"Mark contracts {status} (by id, or every contract matching the filters)."
+    return command
+
+
+def _choose(reviewed: ContractFile, ids: list[str], filters: dict[str, Any]) -> list[Contract]:
+    if not ids and not filters:
+        run(_refuse)
+    chosen = run(find_contracts, reviewed, ids) if ids else reviewed.contracts
+    return run(filter_contracts, chosen, **filters) if filters else chosen
+
+
+def _refuse() -> None:
+    raise InputError("name contract ids or give a filter (--tool, --kind …) to decide on")
+
+
+def register(app: typer.Typer) -> None:
+    review_app.command("list")(list_command)
+    review_app.command("show")(show_command)
+    for verb, status in (("accept", "accepted"), ("reject", "rejected"), ("mute", "muted")):
+        review_app.command(verb)(_decider(status))
+    app.add_typer(review_app, name="review")

@@ -1,0 +1,68 @@
+"""``native``: the contract file the monitor reads, holding only the contracts to enforce.
+
+Every contract is compiled by the monitor on the way out: one it would refuse (an unsafe
+pattern, say) is reported and left out, since the monitor refuses a whole file for one
+bad contract."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tracemine.export._base import Exported, Options
+from tracemine.model.contract import Contract, ContractFile, ContractStatus
+from tracemine.monitor import ContractLoadError, Monitor
+
+
+def monitor_problem(contract: Contract) -> str | None:
+    """Why the monitor would refuse ``contract``, or ``None``."""
+    document: dict[str, Any] = {
+        "schema_version": "1",
+        "contracts": [contract.model_dump(mode="json", include={"id", "tool", "side", "kind",
+                                                                 "paths", "params", "when"})],
+    }  # fmt: skip
+    document["contracts"][0]["status"] = "accepted"
+    try:
+        Monitor.from_dict(document)
+    except ContractLoadError as exc:
+        return str(exc).split(": ", 1)[-1]
+    return None
+
+
+def native_file(contracts: list[Contract], source: ContractFile) -> tuple[ContractFile, Exported]:
+    """The enforced subset of ``source`` as a contract file, and what was left out."""
+    result = Exported()
+    kept = []
+    for contract in contracts:
+        problem = monitor_problem(contract)
+        if problem:
+            result.skip(contract, f"the monitor refuses it: {problem}")
+        else:
+            kept.append(contract)
+    ids = {c.id for c in kept}
+    # an implication pointing outside the file would only confuse readers
+    kept = [
+        c.model_copy(update={"implied_by": None}) if c.implied_by and c.implied_by not in ids
+        else c
+        for c in kept
+    ]  # fmt: skip
+    proposed = sum(c.status == ContractStatus.PROPOSED for c in kept)
+    if proposed:
+        result.notes.append(
+            f"{proposed} proposed contracts exported as proposed: the monitor enforces them "
+            "only with include_proposed=True (tracemine check --include-proposed)"
+        )
+    provenance = {**source.provenance, "export": {"format": "native", "contracts": len(kept)}}
+    out = ContractFile(generated_at=datetime.now(UTC), provenance=provenance, contracts=kept)
+    result.exported = len(kept)
+    return out, result
+
+
+def export(
+    contracts: list[Contract], source: ContractFile, out: Path, options: Options
+) -> Exported:
+    """Write the monitor's contract file to ``out``."""
+    native, result = native_file(contracts, source)
+    result.files[out] = native.model_dump_json(indent=2) + "\n"
+    return result
