@@ -52,6 +52,13 @@ def mine_command(
         bool,
         typer.Option("--no-crossfit", help="Mine on all tasks without held-out checks."),
     ] = False,
+    run_level: Annotated[
+        bool,
+        typer.Option(
+            "--run-level/--no-run-level",
+            help="Also mine run-level contracts: prior calls, provenance, call caps, tool sets.",
+        ),
+    ] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the task-to-fold split.")] = 0,
     as_json: JsonOption = False,
 ) -> None:
@@ -60,7 +67,7 @@ def mine_command(
 
     result = run(
         mine, db, folds=folds, target_fa=target_fa, min_tasks=min_tasks, tools=tool,
-        where=where, task_key=task_key, crossfit=not no_crossfit, seed=seed,
+        where=where, task_key=task_key, crossfit=not no_crossfit, seed=seed, run_level=run_level,
     )  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(result.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")

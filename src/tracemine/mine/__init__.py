@@ -8,6 +8,9 @@ conditional.py targets and features of conditional contracts (decision trees)
 measure.py     checked and violating calls of a candidate in a context
 crossfit.py    propose on K-1 folds, count on the held-out fold
 select.py      keep, bound, and link implied contracts
+trajectory.py  run-level contracts (prior calls, provenance, caps, expected tools,
+               completeness), cross-fitted per run; run_facts.py reads the runs and
+               matches argument values to earlier calls, run_templates.py proposes
 """
 
 from tracemine.mine.api import mine

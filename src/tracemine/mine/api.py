@@ -19,6 +19,7 @@ from tracemine.mine.crossfit import crossfit as crossfit_tasks
 from tracemine.mine.profile import ensure_profiles
 from tracemine.mine.relations import Relations, find_pairs
 from tracemine.mine.select import Settings, select
+from tracemine.mine.trajectory import mine_runs
 from tracemine.mine.where import parse_filters, where_sql
 from tracemine.model.contract import ContractFile
 
@@ -39,6 +40,7 @@ def mine(
     crossfit: bool = True,
     seed: int = 0,
     min_folds: int | None = None,
+    run_level: bool = False,
 ) -> ContractFile:
     """Mine candidate contracts from the nominal calls of the store at ``db``.
 
@@ -49,7 +51,9 @@ def mine(
     upper confidence bound of their held-out violation rate is at most ``target_fa``.
     Without task ids give ``task_key`` (a run field, metadata key or ``regex:``) or
     ``crossfit=False``. Profiles are stored in the database and reused while its calls
-    and these filters stay the same.
+    and these filters stay the same. With ``run_level`` the run-level contracts (prior
+    calls, provenance, call caps, expected tools per family, completeness) are mined from
+    the same runs and folds, and judged per run (:mod:`tracemine.mine.trajectory`).
 
     >>> contracts = mine("traces.duckdb", where="run_outcome=success")  # doctest: +SKIP
     >>> contracts.contracts[0].description  # doctest: +SKIP
@@ -94,6 +98,10 @@ def mine(
                             min_folds if min_folds is not None else max(folds - 1, 1),
                             crossfit)  # fmt: skip
         kept, summary = select(candidates, settings, lambda keys: _calls(con, keys))
+        run_summary: dict[str, dict[str, int]] = {}
+        if run_level:
+            runs_kept, run_summary = mine_runs(con, assignment, settings, FOLD_SUPPORT, tools)
+            kept += runs_kept
         con.unregister("_tm_membership")
         con.unregister("_tm_folds")
     finally:
@@ -104,12 +112,13 @@ def mine(
             "folds": folds if crossfit else 0, "target_fa": target_fa, "min_tasks": min_tasks,
             "min_folds": settings.min_folds, "tools": sorted(tools) if tools else None,
             "where": [f.text for f in filters], "task_key": task_key, "crossfit": crossfit,
-            "seed": seed,
+            "seed": seed, "run_level": run_level,
         },
         "profile": {"fingerprint": info.fingerprint, "reused": info.reused,
                     "calls": info.calls, "tasks": info.tasks, "runs": info.runs,
                     "runs_without_task": info.runs_without_task},
         "summary": summary,
+        **({"run_summary": run_summary} if run_level else {}),
         "seconds": round(time.perf_counter() - started, 3),
     }  # fmt: skip
     return ContractFile(generated_at=datetime.now(UTC), provenance=provenance, contracts=kept)
