@@ -73,6 +73,9 @@ _EXPORTS = {
     "Receipt": "tracemine.monitor",
     "RunVerdict": "tracemine.monitor",
     "check": "tracemine.check",
+    # evaluation
+    "evaluate": "tracemine.evaluate",
+    "EvaluationReport": "tracemine.evaluate",
     # data
     "simulate": "tracemine.simulate",
     "write_traces": "tracemine.simulate",

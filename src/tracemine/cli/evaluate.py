@@ -1,0 +1,117 @@
+"""`tracemine evaluate`: detection of injected faults and false alarms, per arm and class."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from tracemine.cli._common import JsonOption, console, err_console, print_json, run
+
+if TYPE_CHECKING:
+    from tracemine.evaluate import EvaluationReport
+
+ORDER = 70
+
+
+def evaluate_command(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for report.md/.html/.json and contracts.")
+    ],
+    suite: Annotated[
+        str | None,
+        typer.Option("--suite", "-s", help="Simulated suite: all, commerce, search, travel."),
+    ] = None,
+    tasks: Annotated[int, typer.Option("--tasks", "-n", help="Simulated tasks.")] = 300,
+    trials: Annotated[int, typer.Option("--trials", help="Simulated runs per task.")] = 3,
+    traces: Annotated[
+        list[Path] | None,
+        typer.Option("--traces", help="Trace file to evaluate on instead (repeatable)."),
+    ] = None,
+    spec: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--spec",
+            help="Declared source: OpenAPI, function docs, MCP tools/list or JSON Schema "
+            "(repeatable; --suite uses the simulator's OpenAPI document).",
+        ),
+    ] = None,
+    task_key: Annotated[
+        str | None,
+        typer.Option(
+            "--task-key", help="Task ids for --traces: a run field, metadata key or regex:PATTERN."
+        ),
+    ] = None,
+    folds: Annotated[
+        int, typer.Option("--folds", help="Task folds for cross-fitting (K).", min=2)
+    ] = 5,
+    target_fa: Annotated[
+        float, typer.Option("--target-fa", help="Target false-alarm rate of the miner.")
+    ] = 0.01,
+    min_tasks: Annotated[
+        int, typer.Option("--min-tasks", help="Distinct tasks a mined contract needs.")
+    ] = 5,
+    eval_share: Annotated[
+        float, typer.Option("--eval-share", help="Share of tasks held out for evaluation.")
+    ] = 0.3,
+    max_faults: Annotated[
+        int, typer.Option("--max-faults", help="At most this many faulted runs per fault class.")
+    ] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of simulation, split and faults.")] = 0,
+    as_json: JsonOption = False,
+) -> None:
+    """Split tasks, mine, merge, inject every fault class and compare the arms."""
+    from tracemine.evaluate import evaluate
+
+    def progress(message: str) -> None:
+        err_console.print(f"[dim]·[/] {message}", markup=True)
+
+    report = run(
+        evaluate, out=out, suite=suite, tasks=tasks, trials=trials, traces=traces,
+        spec=spec or None, task_key=task_key, folds=folds, target_fa=target_fa,
+        min_tasks=min_tasks, eval_share=eval_share, max_faults=max_faults, seed=seed,
+        progress=None if as_json else progress,
+    )  # fmt: skip
+    if as_json:
+        print_json(report.model_dump_json(indent=2))
+    else:
+        render(report)
+
+
+def render(report: EvaluationReport) -> None:
+    from tracemine.evaluate.report import (
+        SUMMARY_HEADER,
+        class_header,
+        class_rows,
+        summary_rows,
+    )
+
+    summary = Table(title=f"evaluate: {report.source}", title_justify="left")
+    for name in SUMMARY_HEADER:
+        summary.add_column(name, justify="left" if name == "arm" else "right")
+    for row in summary_rows(report):
+        summary.add_row(*row)
+    console.print(summary)
+    detection = Table(title="detection per fault class", title_justify="left")
+    for name in class_header(report):
+        left = name in ("fault class", "group", "coverage")
+        detection.add_column(name, justify="left" if left else "right")
+    for row in class_rows(report):
+        detection.add_row(*row)
+    console.print(detection)
+    for arm in report.arms:
+        if arm.available and arm.note:
+            console.print(f"[yellow]{arm.arm}:[/] {arm.note}")
+    for note in report.notes:
+        console.print(f"[yellow]note:[/] {note}")
+    console.print(
+        f"{report.tasks.get('mining')} mining / {report.tasks.get('evaluation')} evaluation "
+        f"tasks; proposed contracts enforced (no review); {report.seconds:.1f} s; "
+        f"report in {report.outputs.get('markdown')}, {report.outputs.get('html')}"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("evaluate")(evaluate_command)

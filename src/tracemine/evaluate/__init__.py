@@ -1,0 +1,20 @@
+"""Stage: measuring detection. Tasks are split into a mining set and an evaluation set
+(task-disjoint, seeded); the arms — status-only, declared, mined without and with
+cross-fitting, merged — are built from the mining set; every fault class is injected into
+the evaluation runs; each arm's monitor replays nominal and faulted runs.
+
+split.py   runs from the simulator or trace files, and the task-disjoint split
+arms.py    ingest the mining set, mine, extract declared contracts, merge
+score.py   alarms of a replayed run, detection, localization (definitions in its doc)
+model.py   the report types, rates with Wilson intervals
+report.py  Markdown, HTML (inline SVG charts) and JSON
+api.py     :func:`evaluate`, the stage as one call
+
+>>> report = evaluate(suite="all", tasks=60, out="eval")  # doctest: +SKIP
+>>> report.arm("merged").false_alarms.text()  # doctest: +SKIP
+"""
+
+from tracemine.evaluate.api import evaluate
+from tracemine.evaluate.model import ArmResult, ClassResult, EvaluationReport, Rate, wilson
+
+__all__ = ["ArmResult", "ClassResult", "EvaluationReport", "Rate", "evaluate", "wilson"]

@@ -1,0 +1,129 @@
+"""The evaluation's result types: rates with their Wilson intervals, one row per arm and
+fault class, and the :class:`EvaluationReport` that ``tracemine evaluate`` renders."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+Z95 = 1.959964  # two-sided 95 % normal quantile
+
+ARMS: dict[str, str] = {
+    "status-only": "a harness for which a green status means done: only calls whose status "
+    "says they failed (and were not retried with success) or never came back",
+    "declared": "the completeness gate plus the constraints the spec declares",
+    "mined-no-crossfit": "the gate plus contracts mined on every mining task, no held-out check",
+    "mined-crossfit": "the gate plus contracts that held on held-out mining tasks (cross-fitted)",
+    "merged": "the gate plus the cross-fitted mined contracts merged with the declared ones",
+}
+"""The arms, in report order, and what each one enforces."""
+
+
+class Rate(BaseModel):
+    """``k`` of ``n`` with a Wilson 95 % interval; ``rate`` and the bounds are ``None`` when
+    ``n`` is 0 (nothing to measure, as opposed to a rate of zero)."""
+
+    k: int
+    n: int
+    rate: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+    @classmethod
+    def of(cls, k: int, n: int) -> Rate:
+        if n <= 0:
+            return cls(k=k, n=n)
+        low, high = wilson(k, n)
+        return cls(k=k, n=n, rate=k / n, low=low, high=high)
+
+    def text(self, digits: int = 1) -> str:
+        """``12.5% [8.1, 18.0] (20/160)``, or ``n/a`` when nothing was measured."""
+        if self.rate is None or self.low is None or self.high is None:
+            return "n/a"
+        pct = f"{{:.{digits}f}}"
+        return (
+            f"{pct.format(100 * self.rate)}% [{pct.format(100 * self.low)}, "
+            f"{pct.format(100 * self.high)}] ({self.k}/{self.n})"
+        )
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of ``k`` successes in ``n`` trials.
+
+    >>> [round(x, 4) for x in wilson(0, 100)]
+    [0.0, 0.037]
+    """
+    if n <= 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # at the edges the interval touches 0 or 1 exactly; floating point would miss by an ulp
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return low, high
+
+
+class ClassResult(BaseModel):
+    """One arm on one fault class. ``localization`` is over the detected faults."""
+
+    fault_class: str
+    group: str
+    coverage: str = Field(description="what in the monitor can see this class, by design")
+    injected: int
+    detection: Rate
+    localization: Rate
+    examples: list[str] = Field(default_factory=list, description="first missed faults")
+
+
+class ArmResult(BaseModel):
+    """One arm: its contracts, its false alarms on nominal calls and its detection."""
+
+    arm: str
+    description: str
+    available: bool = True
+    note: str = ""
+    contracts: int = Field(default=0, description="contracts the monitor enforced")
+    false_alarms: Rate = Field(description="nominal evaluation calls with an alarm")
+    run_false_alarms: Rate = Field(description="nominal evaluation runs with any alarm")
+    detection_covered: float | None = Field(
+        default=None, description="mean detection rate over the classes the monitor can see"
+    )
+    noisiest: list[dict[str, Any]] = Field(
+        default_factory=list, description="contracts raising most false alarms"
+    )
+    classes: list[ClassResult] = Field(default_factory=list)
+
+    def row(self, fault_class: str) -> ClassResult | None:
+        return next((c for c in self.classes if c.fault_class == fault_class), None)
+
+
+class EvaluationReport(BaseModel):
+    """What ``tracemine evaluate`` measured: per arm, false alarms on nominal calls of the
+    evaluation tasks and, per fault class, detection and localization of injected faults.
+
+    >>> report = evaluate(suite="all", tasks=60, out="eval")  # doctest: +SKIP
+    >>> report.arm("merged").row("negative_quantity").detection.rate  # doctest: +SKIP
+    """
+
+    source: str
+    specs: list[str] = Field(default_factory=list)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    tasks: dict[str, int] = Field(default_factory=dict, description="mining / evaluation")
+    runs: dict[str, int] = Field(default_factory=dict)
+    calls: dict[str, int] = Field(default_factory=dict)
+    faults: dict[str, int] = Field(default_factory=dict, description="injected, per class")
+    arms: list[ArmResult] = Field(default_factory=list)
+    definitions: dict[str, str] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    outputs: dict[str, str] = Field(default_factory=dict)
+    seconds: float = 0.0
+
+    def arm(self, name: str) -> ArmResult:
+        found = next((a for a in self.arms if a.arm == name), None)
+        if found is None:
+            raise KeyError(f"no arm {name!r}; arms: {', '.join(a.arm for a in self.arms)}")
+        return found

@@ -1,0 +1,186 @@
+"""Rendering an :class:`EvaluationReport`: Markdown and JSON, and HTML with the same tables
+and inline SVG charts (no script, no network: the file opens anywhere)."""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from tracemine.evaluate.model import ArmResult, EvaluationReport, Rate
+
+_COLOURS = {"status-only": "#9e9e9e", "declared": "#f2a541", "mined-no-crossfit": "#8fb9e0",
+            "mined-crossfit": "#2f6fb0", "merged": "#3a9a5b"}  # fmt: skip
+
+
+def write_reports(report: EvaluationReport, out: Path) -> dict[str, Path]:
+    """Write ``report.md``, ``report.html`` and ``report.json`` into ``out``."""
+    paths = {
+        "markdown": out / "report.md",
+        "html": out / "report.html",
+        "json": out / "report.json",
+    }
+    report.outputs = {k: p.as_posix() for k, p in paths.items()}
+    paths["markdown"].write_text(to_markdown(report), encoding="utf-8")
+    paths["html"].write_text(to_html(report), encoding="utf-8")
+    paths["json"].write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return paths
+
+
+def _pct(rate: Rate) -> str:
+    return "n/a" if rate.rate is None else f"{100 * rate.rate:.0f}%"
+
+
+def summary_rows(report: EvaluationReport) -> list[list[str]]:
+    """One row per arm: contracts, false alarms per call and per run, mean detection."""
+    rows = []
+    for arm in report.arms:
+        if not arm.available:
+            rows.append([arm.arm, "—", arm.note, "", ""])
+            continue
+        covered = "n/a" if arm.detection_covered is None else f"{100 * arm.detection_covered:.1f}%"
+        rows.append([arm.arm, str(arm.contracts), arm.false_alarms.text(2),
+                     arm.run_false_alarms.text(1), covered])  # fmt: skip
+    return rows
+
+
+SUMMARY_HEADER = ["arm", "contracts", "false alarms per nominal call [95% CI]",
+                  "nominal runs with an alarm", "mean detection, covered classes"]  # fmt: skip
+
+
+def class_rows(report: EvaluationReport, field: str = "detection") -> list[list[str]]:
+    """One row per fault class: its group, coverage, faults injected and each arm's rate."""
+    arms = [a for a in report.arms if a.available]
+    rows = []
+    first = arms[0] if arms else None
+    for row in first.classes if first else []:
+        cells = [row.fault_class, row.group, row.coverage, str(row.injected)]
+        for arm in arms:
+            found = arm.row(row.fault_class)
+            cells.append(_pct(getattr(found, field)) if found else "n/a")
+        rows.append(cells)
+    return rows
+
+
+def class_header(report: EvaluationReport) -> list[str]:
+    return ["fault class", "group", "coverage", "injected"] + [
+        a.arm for a in report.arms if a.available
+    ]
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _facts(report: EvaluationReport) -> list[str]:
+    s = report.settings
+    return [
+        f"source: {report.source}",
+        f"declared specs: {', '.join(Path(p).name for p in report.specs) or 'none'}",
+        f"tasks: {report.tasks.get('mining')} mining, {report.tasks.get('evaluation')} "
+        f"evaluation (task-disjoint, seed {s.get('seed')}); calls: {report.calls.get('mining')} "
+        f"mining, {report.calls.get('evaluation')} nominal evaluation",
+        f"mining: {s.get('folds')} folds, target false-alarm {s.get('target_fa')}, "
+        f"min tasks {s.get('min_tasks')}; at most {s.get('max_faults')} faulted runs per class",
+        "contracts go to the monitor with include_proposed=True: an evaluation has no human "
+        "review, so proposed contracts are enforced as if accepted",
+    ]
+
+
+def to_markdown(report: EvaluationReport) -> str:
+    """The report as Markdown."""
+    parts = ["# tracemine evaluation", ""]
+    parts += [f"- {fact}" for fact in _facts(report)]
+    parts += ["", "## Arms", "", _md_table(SUMMARY_HEADER, summary_rows(report)), ""]
+    parts += [f"- {arm.arm}: {arm.note}" for arm in report.arms if arm.available and arm.note]
+    parts += [""] if any(arm.available and arm.note for arm in report.arms) else []
+    parts += ["## Detection per fault class", "",
+              _md_table(class_header(report), class_rows(report)), "",
+              "## Localization per fault class (share of detected faults)", "",
+              _md_table(class_header(report), class_rows(report, "localization")), ""]  # fmt: skip
+    parts += ["## Noisiest contracts on nominal calls", ""]
+    for arm in report.arms:
+        for n in arm.noisiest:
+            parts.append(f"- {arm.arm}: {n['alarms']} × {n['source']} `{n['id']}` "
+                         f"{n['tool']} {n['path']}")  # fmt: skip
+    parts += ["", "## Definitions", ""]
+    parts += [f"- **{name}**: {text}" for name, text in report.definitions.items()]
+    if report.notes:
+        parts += ["", "## Notes", ""] + [f"- {note}" for note in report.notes]
+    parts += ["", f"Evaluated in {report.seconds:.1f} s.", ""]
+    return "\n".join(parts)
+
+
+def _html_table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def detection_chart(arms: list[ArmResult], field: str = "detection") -> str:
+    """Grouped horizontal bars: one group per fault class, one bar per arm."""
+    arms = [a for a in arms if a.available]
+    classes = [c.fault_class for c in arms[0].classes] if arms else []
+    bar, gap, left, width = 7, 8, 170, 420
+    group = bar * len(arms) + gap
+    height = group * len(classes) + 40
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 60}" '
+           f'height="{height}" font-family="sans-serif" font-size="11">']  # fmt: skip
+    for tick in range(0, 101, 25):
+        x = left + width * tick / 100
+        out.append(f'<line x1="{x}" x2="{x}" y1="0" y2="{height - 30}" stroke="#ddd"/>')
+        out.append(f'<text x="{x}" y="{height - 18}" text-anchor="middle">{tick}%</text>')
+    for i, name in enumerate(classes):
+        y0 = i * group
+        out.append(f'<text x="{left - 6}" y="{y0 + group / 2}" text-anchor="end">'
+                   f"{escape(name)}</text>")  # fmt: skip
+        for j, arm in enumerate(arms):
+            row = arm.row(name)
+            rate = getattr(row, field).rate if row else None
+            w = width * (rate or 0.0)
+            title = f"{arm.arm}: {getattr(row, field).text()}" if row else arm.arm
+            out.append(f'<rect x="{left}" y="{y0 + j * bar}" width="{w:.1f}" height="{bar - 1}" '
+                       f'fill="{_COLOURS.get(arm.arm, "#555")}"><title>{escape(title)}'
+                       "</title></rect>")  # fmt: skip
+    x = left
+    for arm in arms:
+        out.append(f'<rect x="{x}" y="{height - 10}" width="10" height="8" '
+                   f'fill="{_COLOURS.get(arm.arm, "#555")}"/><text x="{x + 13}" '
+                   f'y="{height - 2}">{escape(arm.arm)}</text>')  # fmt: skip
+        x += 14 + 7 * len(arm.arm)
+    return "\n".join([*out, "</svg>"])
+
+
+def to_html(report: EvaluationReport) -> str:
+    """The report as one self-contained HTML page."""
+    facts = "".join(f"<li>{escape(fact)}</li>" for fact in _facts(report))
+    definitions = "".join(
+        f"<li><b>{escape(k)}</b>: {escape(v)}</li>" for k, v in report.definitions.items()
+    )
+    notes = "".join(f"<li>{escape(note)}</li>" for note in report.notes)
+    arm_notes = "".join(
+        f"<p>{escape(arm.arm)}: {escape(arm.note)}</p>"
+        for arm in report.arms
+        if arm.available and arm.note
+    )
+    style = (
+        "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
+        "padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}"
+    )
+    return "\n".join([
+        "<!doctype html>", '<html><head><meta charset="utf-8">',
+        f"<title>tracemine evaluation</title><style>{style}</style></head><body>",
+        "<h1>tracemine evaluation</h1>", f"<ul>{facts}</ul>",
+        "<h2>Arms</h2>", _html_table(SUMMARY_HEADER, summary_rows(report)), arm_notes,
+        "<h2>Detection per fault class</h2>", detection_chart(report.arms),
+        _html_table(class_header(report), class_rows(report)),
+        "<h2>Localization per fault class (share of detected faults)</h2>",
+        _html_table(class_header(report), class_rows(report, "localization")),
+        "<h2>Definitions</h2>", f"<ul>{definitions}</ul>",
+        f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "",
+        f"<p>Evaluated in {report.seconds:.1f} s.</p>", "</body></html>", "",
+    ])  # fmt: skip

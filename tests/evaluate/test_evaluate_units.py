@@ -1,0 +1,97 @@
+"""The evaluation's parts that need no mining: intervals, the split, alarms and their
+comparison, localization, the status-only harness, trace files without a spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tracemine.errors import InputError
+from tracemine.evaluate import Rate, evaluate, wilson
+from tracemine.evaluate.score import Alarm, localized, new_alarms, normalize, status_alarms
+from tracemine.evaluate.split import split_tasks
+from tracemine.faults import FaultClass, FaultRecord
+from tracemine.simulate import simulate, write_traces
+
+
+def test_wilson_interval() -> None:
+    low, high = wilson(0, 100)
+    assert low == 0.0 and high == pytest.approx(0.0370, abs=1e-4)
+    low, high = wilson(50, 100)
+    assert low == pytest.approx(0.4038, abs=1e-4) and high == pytest.approx(0.5962, abs=1e-4)
+    assert Rate.of(0, 0).text() == "n/a"
+    assert Rate.of(1, 4).text() == "25.0% [4.6, 69.9] (1/4)"
+
+
+def test_split_is_task_disjoint_and_seeded() -> None:
+    runs = simulate("all", tasks=20, seed=1, trials=2)
+    split = split_tasks(runs, 0.3, folds=5, seed=4)
+    mining = {r["task_id"] for r in split.mining}
+    evaluation = {r["task_id"] for r in split.evaluation}
+    assert not mining & evaluation
+    assert len(evaluation) == split.evaluation_tasks == 6
+    assert len(split.mining) + len(split.evaluation) == len(runs)
+    again = split_tasks(runs, 0.3, folds=5, seed=4)
+    assert [r["run_id"] for r in again.evaluation] == [r["run_id"] for r in split.evaluation]
+    with pytest.raises(InputError, match="too few"):
+        split_tasks(runs, 0.9, folds=5, seed=4)
+
+
+def test_new_alarms_compare_as_a_multiset() -> None:
+    a = Alarm("violation", "c1", "get_order", (2,), ("result.total",))
+    b = Alarm("gap", "unanswered", "get_order", (3,))
+    assert new_alarms([a, a, b], [a]) == [a, b]
+    assert new_alarms([a], [a, b]) == []
+
+
+def _record(side: str, path: str, pattern: str, seq: int = 2) -> FaultRecord:
+    return FaultRecord(
+        fault_id="f1", fault_class=FaultClass.NEGATIVE_QUANTITY, group="semantic", run_id="r",
+        task_id="t", call_id="c", seq=seq, tool="get_order", side=side, path=path,
+        path_pattern=pattern, before="1", after="-1", detail="",
+    )  # fmt: skip
+
+
+def test_localization_needs_tool_call_and_path() -> None:
+    record = _record("result", "result.items[1].quantity", "result.items[*].quantity")
+    at = Alarm("violation", "c1", "get_order", (2,), ("result.items[1].quantity",))
+    assert localized([at], [record])
+    enclosing = Alarm("violation", "c2", "get_order", (2,), ("sum(result.items[*].quantity)",))
+    assert localized([enclosing], [record])
+    elsewhere = Alarm("violation", "c3", "get_order", (2,), ("result.currency",))
+    other_call = Alarm("violation", "c1", "get_order", (5,), ("result.items[1].quantity",))
+    assert not localized([elsewhere, other_call], [record])
+    status = _record("call", "status", "status")
+    assert localized([Alarm("gap", "execution_error", "get_order", (2,))], [status])
+    assert normalize('len(result["odd.key"][3])') == "result.odd.key[*]"
+
+
+def test_status_only_harness_reads_statuses() -> None:
+    run = {"run_id": "r", "calls": [
+        {"seq": 0, "tool": "search", "status": "tool_error"},
+        {"seq": 1, "tool": "search", "status": "ok"},  # a retry with success
+        {"seq": 2, "tool": "get", "status": "timeout"},
+        {"seq": 3, "tool": "read", "status": "missing"},
+        {"seq": 4, "tool": "read", "status": "ok", "result_call_id": "unknown"},
+    ]}  # fmt: skip
+    found = {(a.name, a.seqs) for a in status_alarms(run)}
+    assert found == {("execution_error", (2,)), ("missing", (3,))}
+
+
+def test_traces_without_a_spec(tmp_path: Path) -> None:
+    runs = simulate("commerce", tasks=12, seed=2, trials=2)
+    for run in runs[:2]:
+        run["task_id"] = None  # counts as its own task, and the report says so
+    traces = write_traces(runs, tmp_path / "runs.jsonl", "flat")
+    report = evaluate(traces=[traces], out=tmp_path / "out", folds=3, max_faults=4)
+    assert report.source.startswith("traces:")
+    assert not report.arm("declared").available and "no spec" in report.arm("declared").note
+    assert report.arm("mined-no-crossfit").available
+    assert any("no task id" in note for note in report.notes)
+    assert (tmp_path / "out" / "report.md").is_file()
+
+
+def test_needs_one_source(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="either"):
+        evaluate(out=tmp_path)
