@@ -50,6 +50,9 @@ def check_command(
         raise typer.Exit(1)
 
 
+_RUNS_SHOWN = 10
+
+
 def render(report: CheckReport) -> None:
     tools = Table(title="tools", title_justify="left")
     for name in ("tool", "calls", "violations", "coverage"):
@@ -58,24 +61,33 @@ def render(report: CheckReport) -> None:
         coverage = ", ".join(f"{k} {v}" for k, v in sorted(t.coverage.items()))
         tools.add_row(t.tool, str(t.calls), str(t.violations), coverage)
     console.print(tools)
-    contracts = Table(title="contracts", title_justify="left")
+    # the table lists the contracts that need a look; the clean ones are only counted
+    flagged = [c for c in report.contracts if c.violated]
+    contracts = Table(title="contracts violated", title_justify="left")
     numeric = ("checked", "violated", "not evaluated")
     for name in ("tool", "kind", "path", "id", *numeric):
         contracts.add_column(name, justify="right" if name in numeric else "left")
-    for c in report.contracts:
+    for c in flagged:
         style = "red" if c.violated else None
         contracts.add_row(c.tool, c.kind, c.path, c.contract_id, str(c.checked), str(c.violated),
                           str(c.not_evaluated), style=style)  # fmt: skip
-    console.print(contracts)
-    for c in report.contracts:
-        for example in c.examples:
+    if flagged:
+        console.print(contracts)
+    console.print(
+        f"{len(report.contracts) - len(flagged)} contracts held on every call they checked"
+    )
+    for c in flagged:
+        for example in c.examples[:2]:
             console.print(f"  [red]✗[/] {c.tool} {c.kind}: {example}", markup=True, soft_wrap=True)
-    for r in report.runs:
-        if r.verdict != "complete" or r.violations:
-            console.print(f"run {r.run_id}: [yellow]{r.verdict}[/]", markup=True)
-            for line in r.gaps + [f"{v['path']}: expected {v['expected']}, got {v['observed']}"
-                                  for v in r.violations]:  # fmt: skip
-                console.print(f"  - {line}", soft_wrap=True, markup=False)
+    problem_runs = [r for r in report.runs if r.verdict != "complete" or r.violations]
+    for r in problem_runs[:_RUNS_SHOWN]:
+        console.print(f"run {r.run_id}: [yellow]{r.verdict}[/]", markup=True)
+        for line in r.gaps + [f"{v['path']}: expected {v['expected']}, got {v['observed']}"
+                              for v in r.violations]:  # fmt: skip
+            console.print(f"  - {line}", soft_wrap=True, markup=False)
+    if len(problem_runs) > _RUNS_SHOWN:
+        console.print(f"… {len(problem_runs) - _RUNS_SHOWN} more runs with findings "
+                      "(--json or --junit list them all)")  # fmt: skip
     if report.labels is not None:
         console.print("oracle: " + ", ".join(f"{k} {v}" for k, v in report.labels.items()))
     runs = len(report.runs)

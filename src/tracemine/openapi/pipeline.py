@@ -49,7 +49,10 @@ def merge_files(
         mapping = read_mapping(mapping)
     observer = Observer(db) if db is not None else None
     try:
-        tools: set[str] | None = {c.tool for c in candidates.contracts} or None
+        # run-level contracts speak of whole runs (tool "*" for some), not of an operation
+        tools: set[str] | None = {
+            c.tool for c in candidates.contracts if c.side != "run"
+        } or None
         if observer is not None:
             tools = (tools or set()) | observer.tools or None
         tool_map = map_tools(loaded, sorted(tools) if tools is not None else None, mapping)
