@@ -29,3 +29,13 @@ def test_importing_tracemine_loads_no_heavy_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_public_functions_win_over_same_named_stages() -> None:
+    code = (
+        "import tracemine.ingest.store, tracemine.mine.api, tracemine.check, tracemine.evaluate; "
+        "import tracemine; from tracemine import ingest, mine, check, evaluate, simulate; "
+        "print(all(callable(f) for f in (ingest, mine, check, evaluate, simulate)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"

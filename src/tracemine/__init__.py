@@ -10,6 +10,8 @@ process pulls in neither DuckDB nor polars. Everything not in ``__all__`` is int
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 __version__ = "0.1.0"
@@ -90,10 +92,23 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'tracemine' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return getattr(importlib.import_module(module), name)
 
 
 def __dir__() -> list[str]:
     return __all__
+
+
+class _PublicModule(types.ModuleType):
+    """Several public functions share their name with the stage that holds them
+    (``tracemine.ingest`` the function, ``tracemine.ingest`` the package). Importing the
+    package binds its name on this module; the public name must still mean the function,
+    whatever was imported first."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _EXPORTS:
+            return __getattr__(name)
+        return super().__getattribute__(name)
+
+
+sys.modules[__name__].__class__ = _PublicModule
