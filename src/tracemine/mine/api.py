@@ -24,7 +24,10 @@ from tracemine.mine.where import parse_filters, where_sql
 from tracemine.model.contract import ContractFile
 
 FOLD_SUPPORT = 2
-MINE_MEMORY_LIMIT = "1536MB"
+# None: DuckDB's own default (most of the machine's memory). A 1.5 GB cap made a
+# million-call mine fail with out-of-memory in a non-spilling operator; the figure is in
+# README. TRACEMINE_DUCKDB_MEMORY sets a cap when one is needed.
+MINE_MEMORY_LIMIT: str | None = None
 """Distinct tasks a template needs in one context before it proposes anything."""
 
 
@@ -67,7 +70,6 @@ def mine(
     filters = parse_filters(where if where is None or isinstance(where, str) else list(where))
     if not Path(db).exists():
         raise StoreError(f"{db}: no such database; run `tracemine ingest` first")
-    # DuckDB spills past this; mining a million calls must not take the machine's memory
     con = connect(db, memory_limit=MINE_MEMORY_LIMIT)
     try:
         _require_tasks(con, filters, task_key, crossfit)
