@@ -171,8 +171,11 @@ def main() -> None:
         for size in args.sizes:
             out = subprocess.run(
                 [sys.executable, __file__, "--one", str(size), "--workdir", str(workdir)],
-                check=True, capture_output=True, text=True,
+                capture_output=True, text=True,
             )  # fmt: skip
+            if out.returncode != 0:  # say why a size failed (out of memory, …) and go on
+                print(f"{size:>17} failed: {out.stderr.strip().splitlines()[-1:]}", flush=True)
+                continue
             figures = json.loads(out.stdout.strip().splitlines()[-1])
             print(" ".join(f"{figures[h]:>17}" for h in header), flush=True)
 
