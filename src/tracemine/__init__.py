@@ -5,6 +5,11 @@ process pulls in neither DuckDB nor polars. Everything not in ``__all__`` is int
 
 >>> import tracemine
 >>> report = tracemine.ingest(["traces.jsonl"], "traces.duckdb")  # doctest: +SKIP
+
+Some public functions share their name with the stage package that holds them
+(``tracemine.ingest``, ``mine``, ``check``, ``evaluate``, ``simulate``): on this module the
+name always means the function. Reach a stage's modules with ``from tracemine.ingest
+import store``, not ``import tracemine.ingest.store as store``.
 """
 
 from __future__ import annotations
