@@ -47,7 +47,13 @@ def select(
         tool = entry.contract.tool
         counts = summary.setdefault(tool, {"candidates": 0, "kept": 0, "dropped": 0})
         counts["candidates"] += 1
-        evidence = _evidence(entry, settings, known)
+        evidence = build_evidence(
+            entry,
+            settings,
+            lambda key, shown: (
+                Counterexample(**known[key], observed=shown) if key in known else None
+            ),
+        )
         if contract is None or not _keeps(evidence, settings):
             counts["dropped"] += 1
             continue
@@ -69,15 +75,25 @@ def _keeps(evidence: Evidence, settings: Settings) -> bool:
     )
 
 
-def _evidence(entry: Candidate, settings: Settings, known: dict[int, dict]) -> Evidence:
+def build_evidence(
+    entry: Candidate,
+    settings: Settings,
+    example: Callable[[int, str], Counterexample | None],
+) -> Evidence:
+    """The evidence of a selected candidate; ``example(key, shown)`` turns a held-out
+    violation into a counterexample (None: the key is unknown). Call-level and run-level
+    selection share it, so both report support and bounds the same way."""
     support = entry.final.evidence if entry.final and entry.final.evidence else Evidence()
     if not settings.crossfit:
         return Evidence(calls=support.calls, tasks=support.tasks, confidence=CONFIDENCE)
     examples: list[Counterexample] = []
     for fold in sorted(entry.heldout):
         for key, shown in entry.heldout[fold].examples:
-            if len(examples) < MAX_COUNTEREXAMPLES and key in known:
-                examples.append(Counterexample(**known[key], observed=shown))
+            if len(examples) >= MAX_COUNTEREXAMPLES:
+                break
+            found = example(key, shown)
+            if found is not None:
+                examples.append(found)
     return Evidence(
         calls=support.calls,
         tasks=support.tasks,

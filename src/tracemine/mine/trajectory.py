@@ -23,7 +23,13 @@ from tracemine.mine.crossfit import Candidate, upper_bound
 from tracemine.mine.measure import Measure
 from tracemine.mine.run_facts import RunCall, RunInfo, load_runs, load_values
 from tracemine.mine.run_templates import Judge, Outcome, build_facts, propose_runs
-from tracemine.mine.select import CONFIDENCE, MAX_COUNTEREXAMPLES, Settings, _keeps
+from tracemine.mine.select import (
+    CONFIDENCE,
+    MAX_COUNTEREXAMPLES,
+    Settings,
+    _keeps,
+    build_evidence,
+)
 from tracemine.model.contract import Contract, Counterexample, Evidence, Kind, Side
 
 ERROR_STATUSES = frozenset(("tool_error", "protocol_error", "timeout", "cancelled", "denied"))
@@ -70,7 +76,11 @@ def mine_runs(
         counts = summary.setdefault(entry.contract.kind.value,
                                     {"candidates": 0, "kept": 0, "dropped": 0})  # fmt: skip
         counts["candidates"] += 1
-        evidence = _evidence(entry, settings, calls)
+        evidence = build_evidence(
+            entry,
+            settings,
+            lambda key, shown: _example(calls, key, shown) if key in calls else None,
+        )
         if entry.final is None or not _keeps(evidence, settings):
             counts["dropped"] += 1
             continue
@@ -96,31 +106,6 @@ def _measure(judge: Judge, runs: list[RunInfo]) -> Measure:
 
 def _first_key(run: RunInfo) -> int:
     return run.calls[0].key if run.calls else -1
-
-
-def _evidence(
-    entry: Candidate, settings: Settings, calls: dict[int, tuple[RunInfo, RunCall]]
-) -> Evidence:
-    support = entry.final.evidence if entry.final and entry.final.evidence else Evidence()
-    if not settings.crossfit:
-        return Evidence(calls=support.calls, tasks=support.tasks, confidence=CONFIDENCE)
-    examples = [
-        _example(calls, key, shown)
-        for fold in sorted(entry.heldout)
-        for key, shown in entry.heldout[fold].examples
-        if key in calls
-    ][:MAX_COUNTEREXAMPLES]
-    return Evidence(
-        calls=support.calls,
-        tasks=support.tasks,
-        folds=settings.folds,
-        folds_proposed=len(entry.proposals),
-        heldout_calls=entry.heldout_calls,
-        heldout_violations=entry.heldout_violations,
-        fa_upper=round(upper_bound(entry.heldout_violations, entry.heldout_calls, CONFIDENCE), 6),
-        confidence=CONFIDENCE,
-        counterexamples=examples,
-    )
 
 
 def _example(calls: dict[int, tuple[RunInfo, RunCall]], key: int, shown: str) -> Counterexample:
