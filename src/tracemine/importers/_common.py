@@ -11,7 +11,6 @@ re-runs itself in a child process that has it.
 from __future__ import annotations
 
 import datetime as datetime_module
-import gzip
 import importlib.util
 import io
 import json
@@ -29,7 +28,7 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from tracemine.errors import InputError
-from tracemine.simulate.formats import dump_line
+from tracemine.simulate.formats import dump_line, write_text
 from tracemine.simulate.formats import flat as flat_format
 
 HASH_SEED = "0"
@@ -192,14 +191,7 @@ def write_runs(runs: Iterable[dict[str, Any]], path: Path) -> Path:
                     line[key] = call[key]
             buffer.write(dump_line(line))
             buffer.write("\n")
-    data = buffer.getvalue().encode("utf-8")
-    if path.name.endswith(".gz"):
-        out = io.BytesIO()
-        with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=9) as gz:
-            gz.write(data)
-        data = out.getvalue()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    write_text(buffer.getvalue(), path)
     return path
 
 

@@ -37,16 +37,21 @@ def write_traces(runs: Iterable[dict[str, Any]], path: str | Path, format: str) 
     writer = FORMATS.get(format)
     if writer is None:
         raise InputError(f"unknown trace format {format!r}; choose one of: {', '.join(FORMATS)}")
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.StringIO()
     for run in runs:
         for unit in writer(run):
             buffer.write(dump_line(unit))
             buffer.write("\n")
-    data = buffer.getvalue().encode("utf-8")
+    return write_text(buffer.getvalue(), path)
+
+
+def write_text(text: str, path: str | Path) -> Path:
+    """Write ``text`` as UTF-8; a path ending in ``.gz`` is compressed with mtime 0 and no
+    file name in the header, so the bytes depend on the content only."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode("utf-8")
     if target.name.endswith(".gz"):
-        # mtime=0 and no file name in the header: the bytes depend on the content only
         out = io.BytesIO()
         with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=9) as gz:
             gz.write(data)
