@@ -32,10 +32,6 @@ _PLAIN_CALL_COLUMNS = tuple(
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz")
 
 
-class _FolderFile(type(Path())):  # type: ignore[misc]
-    """A path found by walking a folder rather than named by the user."""
-
-
 class FileReport(BaseModel):
     """What happened to one file."""
 
@@ -68,10 +64,10 @@ ProgressCallback = Callable[[str, int, int], None]
 """Called with (file, bytes read, file size)."""
 
 
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files named, and trace files inside folders named; a missing path is an error.
-    Files found inside a folder are marked (see :func:`_from_folder`)."""
-    found: list[Path] = []
+def expand_paths(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
+    """Files named, and trace files inside folders named, each with whether it was found in
+    a folder (rather than named); a missing path is an error."""
+    found: list[tuple[Path, bool]] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -82,9 +78,9 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
                 raise InputError(
                     f"{path}: folder holds no trace files ({', '.join(TRACE_SUFFIXES)})"
                 )
-            found.extend(_FolderFile(p) for p in inside)
+            found.extend((p, True) for p in inside)
         elif path.is_file():
-            found.append(path)
+            found.append((path, False))
         else:
             raise InputError(f"{path}: no such file or folder")
     return found
@@ -120,20 +116,19 @@ def ingest(
     # recognises is a mistake to fix, not something to discover halfway through a batch
     # (files found inside a folder that no reader recognises — a schema or a README.json
     # beside the traces — are reported as skipped instead)
-    formats: dict[Path, str | None] = {}
-    for path in files:
+    plan: list[tuple[Path, str | None]] = []
+    for path, in_folder in files:
         try:
-            formats[path] = format or detect_format(path)
+            plan.append((path, format or detect_format(path)))
         except UnknownFormatError:
-            if not isinstance(path, _FolderFile):
+            if not in_folder:
                 raise
-            formats[path] = None
+            plan.append((path, None))
     # ingest streams: DuckDB spills what does not fit, so memory stays flat with file size
     con = store.connect(db, memory_limit=INGEST_MEMORY_LIMIT)
     reports = []
     try:
-        for path in files:
-            name = formats[path]
+        for path, name in plan:
             if name is None:
                 detail = "no reader recognises it (not a trace file?)"
                 skipped = FileReport(source_file=path.as_posix(), outcome="skipped", detail=detail)
