@@ -40,6 +40,7 @@ class FlatReader(Reader):
     def __init__(self, source_file: str) -> None:
         super().__init__(source_file)
         self.seen = SeenIds()
+        self.last_run: tuple[Any, ...] | None = None
 
     @classmethod
     def sniff(cls, unit: Any) -> bool:
@@ -107,6 +108,13 @@ class FlatReader(Reader):
             )
         )
         run: dict[str, Any] = {key: unit.get(key) for key in _RUN_KEYS}
+        # the lines of a run usually repeat its fields: say the run again only when
+        # something about it changed (a record per line cost a dict and a merge per call)
+        metadata = unit.get("run_metadata")
+        said = (run_id, *run.values())
+        if said == self.last_run and not metadata:
+            return
+        self.last_run = said
         out.run(
             self.new_run(
                 run_id=run_id,
