@@ -58,9 +58,9 @@ def test_strings_keep_length_and_a_prefix(tmp_path: Path) -> None:
 def test_null_result_is_a_row_and_missing_result_is_none(tmp_path: Path) -> None:
     rows, _ = _values(tmp_path, None)
     assert rows == [("result", "result", "null", None, None, None, None, None)]
-    rows, _ = _values(
-        tmp_path / "m" if (tmp_path / "m").mkdir() is None else tmp_path, None, status="missing"
-    )
+    missing = tmp_path / "missing"
+    missing.mkdir()
+    rows, _ = _values(missing, None, status="missing")
     assert rows == []
 
 
