@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from tracemine.errors import InputError, StoreError, TaskKeyError, UnknownFormatError
-from tracemine.ingest import ingest, stats
+from tracemine.ingest import ingest, pipeline, stats, store
 from tracemine.ingest.readers.flat import FlatReader
 
 
@@ -154,3 +156,99 @@ def test_unrecognised_files_inside_a_folder_are_skipped_not_fatal(tmp_path: Path
     assert outcomes == {"a.jsonl": "ingested", "tools.functions.json": "skipped"}
     with pytest.raises(UnknownFormatError):
         ingest([folder / "tools.functions.json"], tmp_path / "s.duckdb")
+
+
+def _table(db: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_runs_set_aside_past_the_memory_bound_merge_as_if_kept(tmp_path: Path, monkeypatch) -> None:
+    # runs interleave, and each says one more thing about itself on a later line
+    lines = []
+    for i in range(60):
+        for run in range(7):
+            line = {"run_id": f"r{run}", "tool": "get", "call_id": f"c{i}", "result": i}
+            if i == 10 + run:
+                line["task_id"] = f"task-{run}"
+            if i == 40:
+                line["run_metadata"] = {"first": i, "run": run}
+            if i == 50:
+                line["run_metadata"] = {"first": "later", "second": i}
+            lines.append(line)
+    src = _write(tmp_path / "runs.jsonl", lines)
+    sql = "SELECT run_id, task_id, task_id_source, metadata FROM runs ORDER BY run_id"
+    ingest([src], tmp_path / "kept.duckdb")
+    monkeypatch.setattr(pipeline, "RUNS_IN_MEMORY", 3)
+    monkeypatch.setattr(pipeline, "BATCH_CALLS", 5)
+    report = ingest([src], tmp_path / "staged.duckdb")
+    assert report.files[0].runs == 7
+    kept, staged = _table(tmp_path / "kept.duckdb", sql), _table(tmp_path / "staged.duckdb", sql)
+    assert staged == kept
+    assert kept[2][1] == "task-2" and json.loads(kept[2][3]) == {
+        "first": 40,
+        "run": 2,
+        "second": 50,
+    }
+
+
+def test_values_flattened_beside_the_reader_match_a_single_pass(
+    tmp_path: Path, monkeypatch
+) -> None:
+    lines = [dict(x, result={"items": [{"n": i}] * (i % 3), "s": "x" * i}) for i, x in
+             enumerate(_calls(300, task="t"))]  # fmt: skip
+    src = _write(tmp_path / "v.jsonl", lines)
+    sql = ("SELECT c.call_id, v.side, v.path, v.jtype, v.num, v.str, v.len, v.idx "
+           "FROM json_values v JOIN calls c USING (call_key) ORDER BY ALL")  # fmt: skip
+    ingest([src], tmp_path / "one.duckdb")
+    monkeypatch.setattr(pipeline, "FLATTEN_CALLS", 7)
+    monkeypatch.setattr(pipeline, "BATCH_CALLS", 3)
+    ingest([src], tmp_path / "many.duckdb")
+    single = _table(tmp_path / "one.duckdb", sql)
+    assert len(single) > 1000
+    assert _table(tmp_path / "many.duckdb", sql) == single
+
+
+def test_a_flatten_failure_leaves_nothing_behind(tmp_path: Path, monkeypatch) -> None:
+    db = tmp_path / "s.duckdb"
+    ingest([_write(tmp_path / "a.jsonl", _calls(3, task="t"))], db)
+    monkeypatch.setattr(pipeline, "FLATTEN_CALLS", 10)
+    monkeypatch.setattr(pipeline, "BATCH_CALLS", 10)
+    monkeypatch.setattr(store, "mark_capped_sql", lambda: "SELECT no_such_column FROM calls")
+    with pytest.raises(duckdb.Error):
+        ingest([_write(tmp_path / "b.jsonl", _calls(100, run="run-b", task="t"))], db)
+    assert (_count(db, "calls"), _count(db, "json_values"), _count(db, "ingests")) == (3, 15, 1)
+
+
+_KILLED_MID_FILE = """
+import os, sys
+from tracemine.ingest import pipeline
+from tracemine.ingest.readers.flat import FlatReader
+pipeline.BATCH_CALLS = 10
+original = FlatReader.feed
+def feed(self, unit, line, out):
+    if line == 150:  # batches are committed by now; the process dies without cleaning up
+        os._exit(9)
+    return original(self, unit, line, out)
+FlatReader.feed = feed
+pipeline.ingest([sys.argv[1]], sys.argv[2])
+"""
+
+
+def test_a_process_killed_mid_file_leaves_rows_that_the_next_open_removes(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "s.duckdb"
+    ingest([_write(tmp_path / "a.jsonl", _calls(3, task="t"))], db)
+    big = _write(tmp_path / "b.jsonl", _calls(200, run="run-b", task="t"))
+    child = subprocess.run([sys.executable, "-c", _KILLED_MID_FILE, str(big), str(db)],
+                           capture_output=True, text=True)  # fmt: skip
+    assert child.returncode == 9, child.stderr
+    assert _count(db, "calls") > 3  # the dead process's batches are in the file …
+    assert stats(db).calls == 3  # … and gone as soon as tracemine opens it, read-only or not
+    assert (_count(db, "calls"), _count(db, "json_values"), _count(db, "ingests")) == (3, 15, 1)
+    again = ingest([big], db)
+    assert again.files[0].calls == 200 and _count(db, "calls") == 203

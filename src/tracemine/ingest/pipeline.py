@@ -1,14 +1,22 @@
-"""``ingest``: files in, DuckDB store out. One transaction per file, so a file is stored
-whole or not at all; every unit read is either stored or quarantined with its reason."""
+"""``ingest``: files in, DuckDB store out. A file is stored whole or not at all (its rows
+count only once its ``ingests`` row is committed; an interrupted file's rows are removed);
+every unit read is either stored or quarantined with its reason."""
 
 from __future__ import annotations
 
+import gc
+import itertools
+import operator
+import queue
+import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import BaseModel
 
 from tracemine.errors import InputError, UnknownFormatError
@@ -20,15 +28,21 @@ from tracemine.ingest.taskkey import TaskKey
 from tracemine.model.trace import CallRecord, RunRecord
 
 BATCH_CALLS = 20_000
+RUNS_IN_MEMORY = 20_000
 INGEST_MEMORY_LIMIT = "512MB"
-# values are flattened by DuckDB every this many calls: large enough to use both cores,
-# small enough that one statement's working memory stays bounded
-FLATTEN_CALLS = 200_000
+# values are flattened by DuckDB, in a thread beside the reader, every this many calls:
+# small enough that little is left to flatten when the reader ends, large enough that a
+# statement's fixed costs do not count
+FLATTEN_CALLS = 50_000
 _PLAIN_CALL_COLUMNS = tuple(
     name
     for name in store.CALL_COLUMNS
     if name not in ("call_key", "ingest_id", "arguments", "result")
 )
+# a call is kept as one tuple (call_key, arguments, result, *plain fields) until its batch
+# is written: one C-level field lookup per call instead of a list append per column
+_plain_fields = operator.itemgetter(*_PLAIN_CALL_COLUMNS)
+_ROW_COLUMNS = ("call_key", "arguments", "result", *_PLAIN_CALL_COLUMNS)
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz")
 
 
@@ -165,33 +179,106 @@ def _ingest_file(
     name = format_name
     reader = reader_for(name)(source_file)
     started = time.perf_counter()
-    con.execute("BEGIN TRANSACTION")
+    writer = _FileWriter(con, reader, key, validate)
     try:
-        if existing is not None:
-            store.delete_ingest(con, existing)
-        writer = _FileWriter(con, reader, key, validate)
-        report = writer.run(path, size, progress)
-        con.execute(
-            "INSERT INTO ingests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                writer.ingest_id, digest, source_file, name, reader.version,
-                key.spec if key else None, size, report.units_read, report.units_stored,
-                report.units_quarantined, report.items_quarantined, report.runs,
-                report.calls, report.calls_missing_result,
-                datetime.now(UTC).replace(tzinfo=None), time.perf_counter() - started,
-            ],
-        )  # fmt: skip
-        con.execute("COMMIT")
+        # calls and their values are committed batch by batch, with this file's ingest_id;
+        # the file counts as stored only once its ``ingests`` row is committed, with its
+        # runs, in the last transaction. Until then its rows are unfinished: removed here
+        # on any error, and by ``store.connect`` if the process died.
+        with _paused_gc():
+            report = writer.run(path, size, progress)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            if existing is not None:
+                store.delete_ingest(con, existing, successor=writer.ingest_id)
+            writer.write_runs()
+            if reader.orders_by_time:
+                con.execute(store.resequence_sql(), [writer.ingest_id])
+            con.execute(
+                "INSERT INTO ingests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    writer.ingest_id, digest, source_file, name, reader.version,
+                    key.spec if key else None, size, report.units_read, report.units_stored,
+                    report.units_quarantined, report.items_quarantined, report.runs,
+                    report.calls, report.calls_missing_result,
+                    datetime.now(UTC).replace(tzinfo=None), time.perf_counter() - started,
+                ],
+            )  # fmt: skip
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
     except BaseException:
-        con.execute("ROLLBACK")
+        writer.abandon()
+        store.remove_unfinished(con, writer.ingest_id)
         raise
     report.outcome = "replaced" if existing is not None else "ingested"
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
 
+@contextmanager
+def _paused_gc() -> Iterator[None]:
+    """Reading allocates millions of short-lived objects that reference counting frees;
+    the cycle collector's passes over them cost a third of the time and find nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _Flattener:
+    """Flattens committed ranges of calls into ``json_values`` on its own connection, in a
+    thread, while the reader goes on: DuckDB works outside the GIL, so parsing and
+    flattening overlap on two cores. The queue is short, so the reader waits rather than
+    running ahead of what is flattened."""
+
+    def __init__(self, con: Any) -> None:
+        self.cursor = con.cursor()
+        self.ranges: queue.Queue[tuple[int, int] | None] = queue.Queue(maxsize=2)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._work, name="tracemine-flatten", daemon=True)
+        self.thread.start()
+
+    def _work(self) -> None:
+        while (span := self.ranges.get()) is not None:
+            if self.error is not None:
+                continue  # drain: the reader learns of the error on its next submit
+            try:
+                params = list(span)
+                self.cursor.execute("BEGIN TRANSACTION")
+                self.cursor.execute(store.flatten_sql("args"), params)
+                self.cursor.execute(store.flatten_sql("result"), params)
+                self.cursor.execute(store.mark_capped_sql(), params)
+                self.cursor.execute("COMMIT")
+            except BaseException as exc:  # handed to the reading thread
+                self.error = exc
+                with suppress(Exception):  # the transaction may not be open
+                    self.cursor.execute("ROLLBACK")
+
+    def submit(self, first: int, last: int) -> None:
+        self._raise()
+        self.ranges.put((first, last))
+
+    def close(self) -> None:
+        """Wait for every submitted range; raise what failed."""
+        if self.thread.is_alive():
+            self.ranges.put(None)
+            self.thread.join()
+        self.cursor.close()
+        self._raise()
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+
 class _FileWriter:
-    """Reads one file through its reader and writes batches inside the open transaction."""
+    """Reads one file through its reader, commits its calls batch by batch and has them
+    flattened; the runs are written by the caller's last transaction."""
 
     def __init__(self, con: Any, reader: Reader, key: TaskKey | None, validate: bool) -> None:
         self.con = con
@@ -199,11 +286,14 @@ class _FileWriter:
         self.key = key
         self.validate = validate
         self.ingest_id, self.next_key = store.next_ids(con)
-        self.calls: dict[str, list[Any]] = {name: [] for name in store.CALL_COLUMNS}
+        self.call_rows: list[tuple[Any, ...]] = []
+        self.calls_missing = 0
         self.first_key = self.next_key
         self.quarantine: dict[str, list[Any]] = {name: [] for name in store.QUARANTINE_COLUMNS}
         self.runs: dict[str, dict[str, Any]] = {}
+        self.staged = 0  # runs set aside in the staging table
         self.seq: dict[str, int] = {}
+        self.flattener: _Flattener | None = None
         self.report = FileReport(
             source_file=reader.source_file, source_format=reader.name, outcome="ingested"
         )
@@ -213,38 +303,49 @@ class _FileWriter:
         on_bytes = (
             (lambda done: progress(self.reader.source_file, done, size)) if progress else None
         )
+        read = stored = quarantined = 0  # plain counters: the report is a pydantic model
+        feed, reader_name = self.reader.feed, self.reader.name
         for position, unit in iter_units(path, on_bytes):
-            report.units_read += 1
+            read += 1
             if isinstance(unit, BadUnit):
                 self._quarantine(position, None, "unit", unit.reason, excerpt(unit.raw))
-                report.units_quarantined += 1
+                quarantined += 1
                 continue
             sink = Sink()
             try:
-                self.reader.feed(unit, position, sink)
+                feed(unit, position, sink)
             except BadRecord as exc:
                 self._quarantine(position, None, "unit", str(exc), excerpt(unit))
-                report.units_quarantined += 1
+                quarantined += 1
                 continue
             except (RecursionError, MemoryError):
                 raise
             except Exception as exc:  # a shape the reader did not expect: keep it, say why
-                reason = f"unreadable {self.reader.name} record ({type(exc).__name__}: {exc})"
+                reason = f"unreadable {reader_name} record ({type(exc).__name__}: {exc})"
                 self._quarantine(position, None, "unit", reason, excerpt(unit))
-                report.units_quarantined += 1
+                quarantined += 1
                 continue
-            report.units_stored += 1
+            stored += 1
             self._absorb(sink)
+        report.units_read, report.units_stored = read, stored
+        report.units_quarantined = quarantined
         sink = Sink()
         self.reader.finish(sink)
         self._absorb(sink)
         self._flush(final=True)
-        self._write_runs()
-        if self.reader.orders_by_time:
-            self.con.execute(store.resequence_sql(), [self.ingest_id])
+        if self.flattener is not None:
+            self.flattener.close()
+            self.flattener = None
         if progress:
             progress(self.reader.source_file, size, size)
         return report
+
+    def abandon(self) -> None:
+        """Stop flattening after an error (what was written is removed by the caller)."""
+        if self.flattener is not None:
+            flattener, self.flattener = self.flattener, None
+            with suppress(BaseException):  # the first error is the one to report
+                flattener.close()
 
     # -- collecting --------------------------------------------------------------------
     def _quarantine(
@@ -267,7 +368,7 @@ class _FileWriter:
             self._merge_run(run)
         for record in sink.calls:
             self._add_call(record)
-        if len(self.calls["call_key"]) >= BATCH_CALLS:
+        if len(self.call_rows) >= BATCH_CALLS:
             self._flush()
 
     def _merge_run(self, run: dict[str, Any]) -> None:
@@ -304,42 +405,103 @@ class _FileWriter:
         self.seq[run_id] = max(self.seq.get(run_id, 0), record["seq"] + 1)
         key = self.next_key
         self.next_key += 1
-        cols = self.calls
-        cols["call_key"].append(key)
-        cols["ingest_id"].append(self.ingest_id)
         arguments = record["arguments"]
-        cols["arguments"].append(None if arguments is None else dumps(arguments))
         # a JSON null result is a fact ("null"); a missing one is SQL NULL
         missing = record["status"] == "missing"
-        cols["result"].append(None if missing else dumps(record["result"]))
-        for name in _PLAIN_CALL_COLUMNS:
-            cols[name].append(record[name])
-        self.report.calls += 1
-        if record["status"] == "missing":
-            self.report.calls_missing_result += 1
+        self.call_rows.append(
+            (
+                key,
+                None if arguments is None else dumps(arguments),
+                None if missing else dumps(record["result"]),
+                *_plain_fields(record),
+            )
+        )
+        self.calls_missing += missing
 
     # -- writing -------------------------------------------------------------------------
     def _flush(self, final: bool = False) -> None:
-        if self.calls["call_key"]:
-            store.append(self.con, "calls", self.calls)
-            self.calls = {name: [] for name in store.CALL_COLUMNS}
-        if self.next_key > self.first_key and (
-            final or self.next_key - self.first_key >= FLATTEN_CALLS
-        ):
-            span = [self.first_key, self.next_key - 1]
-            self.con.execute(store.flatten_sql("args"), span)
-            self.con.execute(store.flatten_sql("result"), span)
-            self.con.execute(store.mark_capped_sql(), span)
-            self.first_key = self.next_key
+        if rows := self.call_rows:
+            self.call_rows = []
+            columns = dict(zip(_ROW_COLUMNS, map(list, zip(*rows, strict=True)), strict=True))
+            columns["ingest_id"] = [self.ingest_id] * len(rows)
+            store.append(self.con, "calls", columns)
+            self.report.calls += len(rows)
+            self.report.calls_missing_result = self.calls_missing
+        if len(self.runs) >= RUNS_IN_MEMORY:
+            self._spill_runs()
         if self.quarantine["reason"]:
             store.append(self.con, "quarantine", self.quarantine)
             self.quarantine = {name: [] for name in store.QUARANTINE_COLUMNS}
+        if self.next_key > self.first_key and (
+            final or self.next_key - self.first_key >= FLATTEN_CALLS
+        ):
+            if final and self.flattener is None:  # a small file: no thread for one range
+                span = [self.first_key, self.next_key - 1]
+                self.con.execute(store.flatten_sql("args"), span)
+                self.con.execute(store.flatten_sql("result"), span)
+                self.con.execute(store.mark_capped_sql(), span)
+            else:
+                if self.flattener is None:
+                    self.flattener = _Flattener(self.con)
+                self.flattener.submit(self.first_key, self.next_key - 1)
+            self.first_key = self.next_key
 
-    def _write_runs(self) -> None:
+    # -- runs --------------------------------------------------------------------------
+    # Runs are merged in memory (a run's lines may each say something about it) up to
+    # RUNS_IN_MEMORY of them; past that they are set aside in a staging table and merged
+    # back, run by run and in the order they were read, when the file ends. A file of a
+    # million short runs then costs no more memory than one of a thousand.
+
+    def _spill_runs(self) -> None:
         if not self.runs:
             return
-        cols: dict[str, list[Any]] = {name: [] for name in store.RUN_COLUMNS}
+        if not self.staged:
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {_STAGE} ({_STAGE_DDL})")
+        cols: dict[str, list[Any]] = {name: [] for name in (*_STAGE_COLUMNS, "ord")}
         for run in self.runs.values():
+            for name in _STAGE_COLUMNS:
+                value = run.get(name)
+                cols[name].append(dumps(value or {}) if name == "metadata" else value)
+            cols["ord"].append(self.staged)
+            self.staged += 1
+        store.append(self.con, _STAGE, cols)
+        self.runs = {}
+
+    def _staged_runs(self) -> Iterator[dict[str, Any]]:
+        """The staged runs, each merged from its records in reading order."""
+        names = ", ".join(_STAGE_COLUMNS)
+        last = ""
+        while True:
+            rows = self.con.execute(
+                f"SELECT {names} FROM {_STAGE} WHERE run_id IN (SELECT DISTINCT run_id "
+                f"FROM {_STAGE} WHERE run_id > ? ORDER BY run_id LIMIT {RUNS_IN_MEMORY}) "
+                "ORDER BY run_id, ord",
+                [last],
+            ).fetchall()
+            if not rows:
+                return
+            self.runs = {}
+            for row in rows:
+                run = dict(zip(_STAGE_COLUMNS, row, strict=True))
+                run["metadata"] = orjson.loads(run["metadata"])
+                self._merge_run(run)
+            last = rows[-1][0]
+            yield from self.runs.values()
+            self.runs = {}
+
+    def write_runs(self) -> None:
+        if self.staged:
+            self._spill_runs()
+            staged = self._staged_runs()
+            while batch := list(itertools.islice(staged, RUNS_IN_MEMORY)):
+                self._write_run_batch(batch)
+            self.con.execute(f"DROP TABLE {_STAGE}")
+        elif self.runs:
+            self._write_run_batch(self.runs.values())
+
+    def _write_run_batch(self, runs: Iterable[dict[str, Any]]) -> None:
+        cols: dict[str, list[Any]] = {name: [] for name in store.RUN_COLUMNS}
+        for run in runs:
             if self.key is not None:
                 derived = self.key.task_id(run)
                 if derived is not None:
@@ -358,8 +520,19 @@ class _FileWriter:
                     cols[name].append(dumps(run.get("metadata") or {}))
                 else:
                     cols[name].append(run.get(name))
-        self.report.runs = len(self.runs)
+            self.report.runs += 1
         store.upsert_runs(self.con, cols)
+
+
+_STAGE = "tracemine_runs_stage"
+_STAGE_COLUMNS = tuple(name for name in store.RUN_COLUMNS if name != "ingest_id")
+_STAGE_DDL = (
+    ", ".join(
+        f"{name} {'INTEGER' if name == 'trial' else 'DOUBLE' if name == 'reward' else 'VARCHAR'}"
+        for name in _STAGE_COLUMNS
+    )
+    + ", ord BIGINT"
+)
 
 
 class Traces(BaseModel):

@@ -174,10 +174,49 @@ def connect(
                 f"{path}: store schema version {version!r}, this tracemine reads "
                 f"{SCHEMA_VERSION!r}; re-ingest into a new database"
             )
+        unfinished = fetch_one(con, _UNFINISHED_SQL)
+        if unfinished and unfinished[0]:
+            if not read_only:
+                remove_unfinished(con)
+            else:  # clean up through a writing connection, then read
+                con.close()
+                connect(path, memory_limit=memory_limit).close()
+                return connect(path, read_only=True, memory_limit=memory_limit)
     except BaseException:
         con.close()
         raise
     return con
+
+
+# An ingest commits a file's calls batch by batch (one transaction for a whole large file
+# would hold its rows in memory) and records the file in ``ingests`` last, in the
+# transaction that also writes its runs. Rows whose ``ingest_id`` has no ``ingests`` row
+# belong to a file whose ingest did not finish; they are removed before anyone reads.
+_UNFINISHED = "ingest_id NOT IN (SELECT ingest_id FROM ingests)"
+_UNFINISHED_SQL = f"""
+SELECT (SELECT count(*) FROM calls WHERE {_UNFINISHED})
+     + (SELECT count(*) FROM quarantine WHERE {_UNFINISHED})
+"""
+
+
+def remove_unfinished(con: duckdb.DuckDBPyConnection, ingest_id: int | None = None) -> None:
+    """Delete the rows of unfinished ingests (of ``ingest_id`` only, when given)."""
+    which = "ingest_id = $1" if ingest_id is not None else _UNFINISHED
+    params = [ingest_id] if ingest_id is not None else []
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(
+            "DELETE FROM json_values WHERE call_key >= "
+            f"(SELECT coalesce(min(call_key), 0) FROM calls WHERE {which}) "
+            f"AND call_key IN (SELECT call_key FROM calls WHERE {which})",
+            params,
+        )
+        con.execute(f"DELETE FROM calls WHERE {which}", params)
+        con.execute(f"DELETE FROM quarantine WHERE {which}", params)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 def fetch_one(
@@ -198,8 +237,11 @@ def find_ingest(con: duckdb.DuckDBPyConnection, file_hash: str) -> int | None:
     return int(row[0]) if row else None
 
 
-def delete_ingest(con: duckdb.DuckDBPyConnection, ingest_id: int) -> None:
-    """Remove everything one file brought in (for ``--replace``)."""
+def delete_ingest(
+    con: duckdb.DuckDBPyConnection, ingest_id: int, successor: int | None = None
+) -> None:
+    """Remove everything one file brought in (for ``--replace``). Runs that the
+    ``successor`` ingest (the file read again) still has calls in are kept and pass to it."""
     con.execute(
         "DELETE FROM json_values WHERE call_key IN "
         "(SELECT call_key FROM calls WHERE ingest_id = ?)",
@@ -211,6 +253,8 @@ def delete_ingest(con: duckdb.DuckDBPyConnection, ingest_id: int) -> None:
         "DELETE FROM runs WHERE ingest_id = ? AND run_id NOT IN (SELECT run_id FROM calls)",
         [ingest_id],
     )
+    if successor is not None:
+        con.execute("UPDATE runs SET ingest_id = ? WHERE ingest_id = ?", [successor, ingest_id])
     con.execute("DELETE FROM ingests WHERE ingest_id = ?", [ingest_id])
 
 
