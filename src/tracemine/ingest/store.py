@@ -310,7 +310,8 @@ CASE WHEN contains(t.fullkey, '"') THEN
         '\."([A-Za-z_][A-Za-z0-9_\-]*)"', '.\1', 'g'),
         '\."((?:[^"\\]|\\.)*)"', '["\1"]', 'g'),
         '\[[0-9]+\]', '[*]', 'g')
-ELSE regexp_replace(substr(t.fullkey, 2), '\[[0-9]+\]', '[*]', 'g') END
+WHEN contains(t.fullkey, '[') THEN regexp_replace(substr(t.fullkey, 2), '\[[0-9]+\]', '[*]', 'g')
+ELSE substr(t.fullkey, 2) END
 """
 
 
@@ -334,7 +335,8 @@ def flatten_sql(side: str) -> str:
            CASE t.type WHEN 'ARRAY' THEN json_array_length(t.value)
                 WHEN 'OBJECT' THEN len(json_keys(t.value))
                 WHEN 'VARCHAR' THEN length(t.value ->> '$') END,
-           TRY_CAST(regexp_extract(t.fullkey, '\[([0-9]+)\][^\[]*$', 1) AS INTEGER)
+           CASE WHEN contains(t.fullkey, '[') THEN
+                TRY_CAST(regexp_extract(t.fullkey, '\[([0-9]+)\][^\[]*$', 1) AS INTEGER) END
     FROM calls c, json_tree(c.{column}) t
     WHERE c.call_key BETWEEN $1 AND $2 AND c.{column} IS NOT NULL
       AND NOT (contains(t.fullkey, '[') AND regexp_matches(t.fullkey, '\[[0-9]{{4,}}\]'))
