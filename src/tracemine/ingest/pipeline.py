@@ -33,7 +33,7 @@ INGEST_MEMORY_LIMIT = "512MB"
 # values are flattened by DuckDB, in a thread beside the reader, every this many calls:
 # small enough that little is left to flatten when the reader ends, large enough that a
 # statement's fixed costs do not count
-FLATTEN_CALLS = 50_000
+FLATTEN_CALLS = 20_000
 _PLAIN_CALL_COLUMNS = tuple(
     name
     for name in store.CALL_COLUMNS
@@ -305,28 +305,31 @@ class _FileWriter:
         )
         read = stored = quarantined = 0  # plain counters: the report is a pydantic model
         feed, reader_name = self.reader.feed, self.reader.name
+        sink = Sink()  # one for the whole file, emptied after every unit
         for position, unit in iter_units(path, on_bytes):
             read += 1
             if isinstance(unit, BadUnit):
                 self._quarantine(position, None, "unit", unit.reason, excerpt(unit.raw))
                 quarantined += 1
                 continue
-            sink = Sink()
             try:
                 feed(unit, position, sink)
             except BadRecord as exc:
+                sink.clear()  # what the reader emitted before it gave up goes too
                 self._quarantine(position, None, "unit", str(exc), excerpt(unit))
                 quarantined += 1
                 continue
             except (RecursionError, MemoryError):
                 raise
             except Exception as exc:  # a shape the reader did not expect: keep it, say why
+                sink.clear()
                 reason = f"unreadable {reader_name} record ({type(exc).__name__}: {exc})"
                 self._quarantine(position, None, "unit", reason, excerpt(unit))
                 quarantined += 1
                 continue
             stored += 1
             self._absorb(sink)
+            sink.clear()
         report.units_read, report.units_stored = read, stored
         report.units_quarantined = quarantined
         sink = Sink()

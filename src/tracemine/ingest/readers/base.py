@@ -55,6 +55,11 @@ class Sink:
     def quarantine(self, line: int | None, pointer: str | None, reason: str, raw: Any) -> None:
         self.quarantined.append((line, pointer, reason, excerpt(raw)))
 
+    def clear(self) -> None:
+        self.calls.clear()
+        self.runs.clear()
+        self.quarantined.clear()
+
 
 class Reader:
     """Base class of the format adapters. Subclasses set ``name`` and implement
