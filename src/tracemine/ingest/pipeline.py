@@ -192,6 +192,8 @@ def _ingest_file(
             if existing is not None:
                 store.delete_ingest(con, existing, successor=writer.ingest_id)
             writer.write_runs()
+            if reader.ids_repeat_across_units:
+                con.execute(store.flag_repeated_ids_sql(), [writer.ingest_id])
             if reader.orders_by_time:
                 con.execute(store.resequence_sql(), [writer.ingest_id])
             con.execute(
@@ -283,6 +285,9 @@ class _FileWriter:
     def __init__(self, con: Any, reader: Reader, key: TaskKey | None, validate: bool) -> None:
         self.con = con
         self.reader = reader
+        # repeated call ids are flagged in the store when the file ends (a set of every
+        # id in a large file would grow with it)
+        reader.flags_repeats = not reader.ids_repeat_across_units
         self.key = key
         self.validate = validate
         self.ingest_id, self.next_key = store.next_ids(con)

@@ -354,6 +354,20 @@ def mark_capped_sql() -> str:
     """
 
 
+def flag_repeated_ids_sql() -> str:
+    """SQL (one parameter: ingest_id) flagging every call of that file whose call id was
+    already used by an earlier call of the same run."""
+    return """
+    UPDATE calls SET anomalies = list_append(anomalies, 'duplicate_call_id')
+    WHERE call_key IN (
+        SELECT call_key FROM (
+            SELECT call_key, row_number() OVER (PARTITION BY run_id, call_id
+                                                ORDER BY call_key) AS nth
+            FROM calls WHERE ingest_id = $1 AND call_id IS NOT NULL)
+        WHERE nth > 1)
+    """
+
+
 def resequence_sql() -> str:
     """SQL (one parameter: ingest_id) that orders the calls of that file's runs by time."""
     return """

@@ -36,6 +36,7 @@ _RUN_KEYS = ("task_id", "trial", "session_id", "run_outcome", "reward", "family"
 class FlatReader(Reader):
     name = "flat"
     priority = 90
+    ids_repeat_across_units = True
 
     def __init__(self, source_file: str) -> None:
         super().__init__(source_file)
@@ -74,7 +75,7 @@ class FlatReader(Reader):
         anomalies = (
             list(unit.get("anomalies") or []) if isinstance(unit.get("anomalies"), list) else []
         )
-        if self.seen.is_duplicate(run_id, call_id):
+        if self.flags_repeats and self.seen.is_duplicate(run_id, call_id):
             anomalies.append("duplicate_call_id")
         result_call_id = as_str(unit.get("result_call_id"))
         out.call(
