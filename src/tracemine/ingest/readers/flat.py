@@ -31,6 +31,13 @@ from tracemine.model.trace import Status
 
 _STATUSES = {status.value for status in Status}
 _RUN_KEYS = ("task_id", "trial", "session_id", "run_outcome", "reward", "family")
+_RARE_KEYS = frozenset(
+    {
+        "arguments_raw", "result_text", "started_at", "ended_at", "anomalies",
+        "result_call_id", "turn", "parallel_index", "server", "schema_ref",
+        "arguments_error", "result_raw", "result_truncated", "result_redacted",
+    }
+)  # fmt: skip
 
 
 class FlatReader(Reader):
@@ -56,78 +63,84 @@ class FlatReader(Reader):
     def feed(self, unit: Any, line: int, out: Sink) -> None:
         if not isinstance(unit, dict):
             raise BadRecord(f"expected one call per line as an object, got {type(unit).__name__}")
-        tool = unit.get("tool", unit.get("name"))
+        get = unit.get  # this runs once per call of a large file: lookups kept cheap
+        tool = unit["tool"] if "tool" in unit else get("name")
         if not isinstance(tool, str) or not tool:
             raise BadRecord("field 'tool' (or 'name') is missing or not a string")
-        run_id = as_str(unit.get("run_id")) or self.default_run_id(line)
-        call_id = as_str(unit.get("call_id", unit.get("id")))
-        raw_args, arguments, args_error = parse_arguments(unit.get("arguments"))
-        if unit.get("arguments_raw") is not None and isinstance(unit["arguments_raw"], str):
-            raw_args = unit["arguments_raw"]
+        run_id = as_str(get("run_id")) or self.default_run_id(line)
+        call_id = as_str(unit["call_id"] if "call_id" in unit else get("id"))
+        raw_args, arguments, args_error = parse_arguments(get("arguments"))
         status, error_type, error_message = _status(unit)
-        result = unit.get("result")
-        result_text = unit.get("result_text") if isinstance(unit.get("result_text"), str) else None
+        result = get("result")
+        result_text = None
+        anomalies: list[Any] = []
+        started = ended = None
+        # fields most lines do not have: looked up only when the line has one of them
+        rare = unit.keys() & _RARE_KEYS
+        if rare:
+            if isinstance(get("arguments_raw"), str):
+                raw_args = unit["arguments_raw"]
+            if isinstance(get("result_text"), str):
+                result_text = unit["result_text"]
+            started = parse_time(get("started_at"))
+            ended = parse_time(get("ended_at"))
+            if isinstance(get("anomalies"), list):
+                anomalies = list(unit["anomalies"])
         if isinstance(result, str):
             result_text = result_text or result
             result = parse_result_text(result)
-        started = parse_time(unit.get("started_at"))
-        ended = parse_time(unit.get("ended_at"))
-        anomalies = (
-            list(unit.get("anomalies") or []) if isinstance(unit.get("anomalies"), list) else []
-        )
         if self.flags_repeats and self.seen.is_duplicate(run_id, call_id):
             anomalies.append("duplicate_call_id")
-        result_call_id = as_str(unit.get("result_call_id"))
+        result_call_id = as_str(get("result_call_id")) if rare else None
+        seq = get("seq")
         out.call(
             self.new_call(
                 source_line=line,
                 run_id=run_id,
-                seq=as_int(unit.get("seq", unit.get("index"))),
-                turn=as_int(unit.get("turn")),
-                parallel_index=as_int(unit.get("parallel_index")),
+                seq=as_int(get("index") if seq is None and "seq" not in unit else seq),
+                turn=as_int(get("turn")) if rare else None,
+                parallel_index=as_int(get("parallel_index")) if rare else None,
                 call_id=call_id,
                 result_call_id=result_call_id or (call_id if status != "missing" else None),
                 id_pairing="exact" if call_id and status != "missing" else "inferred",
                 tool=tool,
-                server=as_str(unit.get("server")),
-                schema_ref=as_str(unit.get("schema_ref")),
+                server=as_str(get("server")) if rare else None,
+                schema_ref=as_str(get("schema_ref")) if rare else None,
                 arguments_raw=raw_args,
                 arguments=arguments,
-                arguments_error=args_error or as_str(unit.get("arguments_error")),
+                arguments_error=args_error or (as_str(get("arguments_error")) if rare else None),
                 result=None if status == "missing" else result,
                 result_text=result_text,
-                result_raw=as_str(unit.get("result_raw")),
-                result_truncated=bool(unit.get("result_truncated", False)),
-                result_redacted=bool(unit.get("result_redacted", False)),
+                result_raw=as_str(get("result_raw")) if rare else None,
+                result_truncated=bool(get("result_truncated", False)) if rare else False,
+                result_redacted=bool(get("result_redacted", False)) if rare else False,
                 status=status,
                 error_type=error_type,
                 error_message=error_message,
                 started_at=started,
                 ended_at=ended,
-                duration_ms=as_float(unit.get("duration_ms")) or duration_ms(started, ended),
+                duration_ms=as_float(get("duration_ms")) or duration_ms(started, ended),
                 anomalies=anomalies,
             )
         )
-        run: dict[str, Any] = {key: unit.get(key) for key in _RUN_KEYS}
+        metadata = get("run_metadata")
+        said = (run_id, *map(get, _RUN_KEYS))
         # the lines of a run usually repeat its fields: say the run again only when
         # something about it changed (a record per line cost a dict and a merge per call)
-        metadata = unit.get("run_metadata")
-        said = (run_id, *run.values())
         if said == self.last_run and not metadata:
             return
         self.last_run = said
+        _, task_id, trial, session_id, run_outcome, reward, family = said
         out.run(
             self.new_run(
                 run_id=run_id,
-                task_id=as_str(run["task_id"]),
-                trial=as_int(run["trial"]),
-                session_id=as_str(run["session_id"]),
-                run_outcome=as_str(run["run_outcome"]),
-                reward=as_float(run["reward"]),
-                family=as_str(run["family"]),
-                metadata=unit.get("run_metadata")
-                if isinstance(unit.get("run_metadata"), dict)
-                else {},
+                task_id=as_str(task_id),
+                trial=as_int(trial),
+                session_id=as_str(session_id),
+                run_outcome=as_str(run_outcome),
+                reward=as_float(reward),
+                family=as_str(family),
+                metadata=metadata if isinstance(metadata, dict) else {},
             )
         )
 
