@@ -1,6 +1,7 @@
 """Profiles: SQL aggregates per tool, side, path and task, stored in the DuckDB store.
 
     tm_calls           the nominal calls (status ok, runs passing ``where``) with their task
+                       and part (below)
     tm_path_survey     per path: the format its strings seem to have, whether its values are
                        few enough to list, whether duplicates within a call are counted
     tm_profiles        per tool, side, path and task: how many calls had each property
@@ -13,6 +14,11 @@ the sum (min, max) of its tasks' rows. The tables are rebuilt only when the stor
 the ``where`` filter or the task key change (``fingerprint``); re-mining with other folds
 or thresholds reads them as they are. The per-call layer (:func:`call_paths_sql`) is not
 stored: it is an inline query that later steps restrict to the few paths they need.
+
+Statements over values run one *part* at a time: whole tasks, taken in call order until
+about ``PART_CALLS`` calls. Their hash tables then hold one part's calls and tasks, so the
+memory they need follows the part size rather than the store's (a million calls at once
+took gigabytes); every per-task row is complete within its part.
 """
 
 from __future__ import annotations
@@ -31,12 +37,14 @@ from tracemine.ingest.taskkey import TaskKey
 from tracemine.mine.formats import format_sql, guess_format, shape_sql
 from tracemine.mine.where import Filter, where_sql
 
-PROFILE_VERSION = "3"
+PROFILE_VERSION = "4"
 VALUES_PER_TASK = 32
 """Distinct values (and shapes) kept per tool, path and task; more marks the path open."""
 MAX_LITERAL_CHARS = 64
 LISTED_DISTINCT = 256
 """Values of a path are listed only when the whole store holds about this many or fewer."""
+PART_CALLS = 100_000
+"""About this many nominal calls per part (a task is never split)."""
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
 # (column, aggregate over a task's per-call rows, aggregate over a task's values where each
@@ -82,26 +90,73 @@ MAX_COLUMNS = frozenset({"nmax", "lmax", "smax"})
 class Survey:
     """What a first cheap pass learns per path: its likely format, whether its values are
     worth listing, whether duplicates within a call are counted, whether its strings look
-    like ids (short, with digits, no known format) and get shape profiles."""
+    like ids (short, with digits, no known format) and get shape profiles, and which
+    paths lie under an array (several values per call)."""
 
     formats: dict[str, str] = field(default_factory=dict)
     listed: frozenset[str] = frozenset()
     distinct: frozenset[str] = frozenset()
     shaped: frozenset[str] = frozenset()
+    nested: frozenset[str] = frozenset()
 
 
-def nominal_calls_sql(where: str, task_table: str | None) -> str:
+@dataclass(frozen=True)
+class Part:
+    """Some whole tasks of ``tm_calls`` (``index`` None: all of them), with the range of
+    their call keys, which lets a scan of ``json_values`` skip the rest of the store."""
+
+    index: int | None = None
+    first: int = 0
+    last: int = 0
+
+    def calls(self) -> str:
+        """SQL relation: the part's nominal calls."""
+        if self.index is None:
+            return "tm_calls"
+        return f"(SELECT * FROM tm_calls WHERE part = {self.index})"
+
+    def values(self) -> str:
+        """SQL relation: ``json_values`` rows within the part's key range (a superset of
+        its calls' values, so join it with :meth:`calls`)."""
+        if self.index is None:
+            return "json_values"
+        return f"(SELECT * FROM json_values WHERE call_key BETWEEN {self.first} AND {self.last})"
+
+
+EVERY = Part()
+
+
+def parts(con: duckdb.DuckDBPyConnection) -> list[Part]:
+    """The parts of ``tm_calls`` in order (one covering everything when it is empty)."""
+    rows = con.execute(
+        "SELECT part, min(call_key), max(call_key) FROM tm_calls GROUP BY part ORDER BY part"
+    ).fetchall()
+    return [Part(int(k), int(first), int(last)) for k, first, last in rows] or [EVERY]
+
+
+def nominal_calls_sql(where: str, task_table: str | None, part_calls: int | None = None) -> str:
     """SQL building ``tm_calls``: calls that ended ok, in runs passing ``where``, with the
-    task they belong to (a run without one is its own task, ``run:<run_id>``)."""
+    task they belong to (a run without one is its own task, ``run:<run_id>``) and the
+    part of that task: tasks ordered by their first call, cut every ``part_calls`` calls
+    (default ``PART_CALLS``)."""
+    part_calls = part_calls or PART_CALLS
     source = "t.task" if task_table else "r.task_id"
     join = f"LEFT JOIN {task_table} t ON t.run_id = c.run_id" if task_table else ""
     return f"""
     CREATE OR REPLACE TABLE tm_calls AS
-    SELECT c.call_key, c.tool, coalesce({source}, 'run:' || c.run_id) AS task, c.run_id,
-           c.call_id, c.seq, {source} IS NULL AS task_missing
-    FROM calls c JOIN runs r ON r.run_id = c.run_id {join}
-    WHERE c.status = 'ok' AND ({where})
-    ORDER BY c.call_key
+    WITH nominal AS (
+        SELECT c.call_key, c.tool, coalesce({source}, 'run:' || c.run_id) AS task, c.run_id,
+               c.call_id, c.seq, {source} IS NULL AS task_missing
+        FROM calls c JOIN runs r ON r.run_id = c.run_id {join}
+        WHERE c.status = 'ok' AND ({where})
+    ), tasks AS (
+        SELECT task, min(call_key) AS first, count(*) AS n FROM nominal GROUP BY task
+    ), cut AS (
+        SELECT task, (sum(n) OVER (ORDER BY first, task) - n) // {part_calls} AS part
+        FROM tasks
+    )
+    SELECT n.*, cut.part FROM nominal n JOIN cut ON cut.task = n.task
+    ORDER BY n.call_key
     """
 
 
@@ -120,7 +175,7 @@ def survey_sql() -> str:
 
 
 def read_survey(con: duckdb.DuckDBPyConnection) -> Survey:
-    formats, listed, distinct, shaped = {}, set(), set(), set()
+    formats, listed, distinct, shaped, under = {}, set(), set(), set(), set()
     rows = con.execute(survey_sql()).fetchall()
     for path, low, high, longest, count, nested, scalar, strings in rows:
         name = guess_format(low, high)
@@ -133,7 +188,11 @@ def read_survey(con: duckdb.DuckDBPyConnection) -> Survey:
             listed.add(path)
         if nested and scalar:
             distinct.add(path)
-    return Survey(formats, frozenset(listed), frozenset(distinct), frozenset(shaped))
+        if nested:
+            under.add(path)
+    return Survey(
+        formats, frozenset(listed), frozenset(distinct), frozenset(shaped), frozenset(under)
+    )
 
 
 def _in(paths: frozenset[str] | set[str]) -> str:
@@ -141,13 +200,17 @@ def _in(paths: frozenset[str] | set[str]) -> str:
     return f"path IN ({quoted})" if quoted else "FALSE"
 
 
-def call_paths_sql(survey: Survey, only: str | None = None) -> str:
-    """A SELECT of one row per nominal call and path: counts by JSON type, negatives,
-    zeros, min/max, lengths, strings in the path's format, duplicates, key present.
+def call_paths_sql(
+    survey: Survey, only: str | None = None, part: Part = EVERY, paths: str | None = None
+) -> str:
+    """A SELECT of one row per nominal call of ``part`` and path: counts by JSON type,
+    negatives, zeros, min/max, lengths, strings in the path's format, duplicates, key
+    present.
 
     A value outside any array is alone at its path in its call, so its row is computed
     without grouping; only values under arrays are aggregated. ``only`` names a table of
-    ``path`` to restrict to (``present_ok`` then needs the parents listed too)."""
+    ``path`` to restrict to, ``paths`` a condition on ``path`` (``present_ok`` then needs
+    the parents kept too)."""
     sized = "jtype IN ('array', 'string', 'object')"
     scalar = "coalesce(str, CAST(num AS VARCHAR), CAST(bool AS VARCHAR))"
     fmt = format_sql(survey.formats)
@@ -177,11 +240,13 @@ def call_paths_sql(survey: Survey, only: str | None = None) -> str:
     single = ", ".join(f"{one} AS {name}" for name, one, _ in columns)
     many = ", ".join(f"{agg} AS {name}" for name, _, agg in columns)
     restrict = f"SEMI JOIN {only} o ON o.path = v.path" if only else ""
+    condition = f"WHERE {paths}" if paths else ""
     # duplicates are counted only on array paths of scalars, the costly distinct on those
     dups = _in(survey.distinct)
     return rf"""
     WITH v AS (
-        SELECT v.* FROM json_values v SEMI JOIN tm_calls c ON c.call_key = v.call_key {restrict}
+        SELECT v.* FROM {part.values()} v
+        SEMI JOIN {part.calls()} c ON c.call_key = v.call_key {restrict} {condition}
     ), multi AS MATERIALIZED (
         SELECT call_key, side, path, {many},
                CASE WHEN {dups} AND count(*) > 1
@@ -202,8 +267,9 @@ def call_paths_sql(survey: Survey, only: str | None = None) -> str:
     """
 
 
-def profiles_sql(survey: Survey) -> str:
-    """SQL building ``tm_profiles``: one row per tool, side, path and task.
+def profiles_sql(survey: Survey, part: Part = EVERY, append: bool = False) -> str:
+    """SQL building ``tm_profiles`` (or, with ``append``, adding to it): one row per tool,
+    side, path and task of ``part``.
 
     Paths outside arrays hold one value per call, so their task rows aggregate the values
     directly; paths under arrays are first aggregated per call (:func:`call_paths_sql`).
@@ -213,34 +279,44 @@ def profiles_sql(survey: Survey) -> str:
     per_value = ", ".join(
         f"{values.replace('{fmt}', fmt)} AS {name}" for name, _, values in _PROFILE_COLUMNS
     )
+    nested = _in(survey.nested)
+    head = "INSERT INTO tm_profiles" if append else "CREATE OR REPLACE TABLE tm_profiles AS"
     return f"""
-    CREATE OR REPLACE TABLE tm_profiles AS
-    WITH nested AS (SELECT DISTINCT path FROM json_values WHERE idx IS NOT NULL)
+    {head}
     SELECT c.tool, v.side, v.path, c.task, {per_value}
-    FROM json_values v JOIN tm_calls c ON c.call_key = v.call_key
-    WHERE v.idx IS NULL AND v.path NOT IN (SELECT path FROM nested)
+    FROM {part.values()} v JOIN {part.calls()} c ON c.call_key = v.call_key
+    WHERE v.idx IS NULL AND NOT {nested}
     GROUP BY c.tool, v.side, v.path, c.task
     UNION ALL
     SELECT c.tool, p.side, p.path, c.task, {per_call}
-    FROM ({call_paths_sql(survey, "nested")}) p JOIN tm_calls c ON c.call_key = p.call_key
+    FROM ({call_paths_sql(survey, part=part, paths=nested)}) p
+    JOIN {part.calls()} c ON c.call_key = p.call_key
     GROUP BY c.tool, p.side, p.path, c.task
     """
 
 
-def profile_values_sql(survey: Survey, cap: int = VALUES_PER_TASK) -> str:
-    """SQL building ``tm_profile_values``: per tool, path and task the most frequent values
-    (kind ``v``, JSON-encoded; listed paths only) and string shapes (kind ``h``), with the
-    values seen and the task's distinct count, so a fold knows when its list is partial."""
+def profile_values_sql(
+    survey: Survey, part: Part = EVERY, append: bool = False, cap: int = VALUES_PER_TASK
+) -> str:
+    """SQL building ``tm_profile_values`` (or, with ``append``, adding ``part``'s rows):
+    per tool, path and task the most frequent values (kind ``v``, JSON-encoded; listed
+    paths only) and string shapes (kind ``h``), with the values seen and the task's
+    distinct count, so a fold knows when its list is partial."""
     value = (
         "CASE jtype WHEN 'string' THEN CAST(to_json(str) AS VARCHAR) "
         "WHEN 'boolean' THEN CAST(bool AS VARCHAR) "
         "ELSE CAST(CAST(num AS HUGEINT) AS VARCHAR) END"
     )
+    head = (
+        "INSERT INTO tm_profile_values"
+        if append
+        else "CREATE OR REPLACE TABLE tm_profile_values AS"
+    )
     return f"""
-    CREATE OR REPLACE TABLE tm_profile_values AS
+    {head}
     WITH v AS (
         SELECT c.tool, v.side, v.path, c.task, v.jtype, v.str, v.num, v.bool
-        FROM json_values v JOIN tm_calls c ON c.call_key = v.call_key
+        FROM {part.values()} v JOIN {part.calls()} c ON c.call_key = v.call_key
         WHERE jtype IN ('string', 'integer', 'boolean')
           AND (jtype <> 'string' OR len <= {MAX_LITERAL_CHARS})
     ), tagged AS (
@@ -306,8 +382,9 @@ def ensure_profiles(
             if task_table:
                 con.unregister(task_table)
             survey = read_survey(con)
-            con.execute(profiles_sql(survey))
-            con.execute(profile_values_sql(survey))
+            for k, part in enumerate(parts(con)):
+                con.execute(profiles_sql(survey, part, append=k > 0))
+                con.execute(profile_values_sql(survey, part, append=k > 0))
             counts = fetch_one(
                 con,
                 "SELECT count(*), count(DISTINCT task), count(DISTINCT run_id), "
@@ -318,7 +395,8 @@ def ensure_profiles(
                 "fingerprint": print_, "calls": int(counts[0]), "tasks": int(counts[1]),
                 "runs": int(counts[2]), "runs_without_task": int(counts[3]),
                 "survey": {"formats": survey.formats, "listed": sorted(survey.listed),
-                           "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped)},
+                           "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped),
+                           "nested": sorted(survey.nested)},
             }  # fmt: skip
             con.execute(
                 "INSERT OR REPLACE INTO tm_profile_state VALUES ('state', ?)", [json.dumps(state)]
@@ -333,7 +411,7 @@ def ensure_profiles(
         runs=state["runs"], runs_without_task=state["runs_without_task"],
         seconds=round(time.perf_counter() - started, 3),
         survey=Survey(saved["formats"], *(frozenset(saved[k]) for k in ("listed", "distinct",
-                                                                        "shaped"))),
+                                                                        "shaped", "nested"))),
     )  # fmt: skip
 
 
