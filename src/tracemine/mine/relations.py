@@ -18,7 +18,7 @@ import pyarrow as pa
 from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.formats import name_tokens
 from tracemine.mine.measure import Measure
-from tracemine.mine.profile import Survey, call_paths_sql
+from tracemine.mine.profile import EVERY, Part, Survey, call_paths_sql, parts
 from tracemine.model.contract import Contract, Kind
 
 LIMIT_WORDS = frozenset({"limit", "max", "top", "size", "count", "num", "n", "k", "per", "page"})
@@ -170,16 +170,19 @@ SUM_TOLERANCE = 0.01
 floating amounts within a cent."""
 
 
-def pair_stats_sql(survey: Survey) -> str:
+def pair_stats_sql(survey: Survey, part: Part = EVERY, append: bool = False) -> str:
     """SQL building ``_tm_pair_stats(pid, task, checked, v1..v4)`` from ``_tm_pairs``
-    (and ``_tm_only``, the paths they name)."""
+    (and ``_tm_only``, the paths they name), or with ``append`` adding ``part``'s tasks."""
     num_l = "l.n_integer + l.n_number = l.n"
     num_r = "r.n = 1 AND r.n_integer + r.n_number = 1"
+    head = (
+        "INSERT INTO _tm_pair_stats" if append else "CREATE OR REPLACE TEMP TABLE _tm_pair_stats AS"
+    )
     return f"""
-    CREATE OR REPLACE TEMP TABLE _tm_pair_stats AS
+    {head}
     WITH cp AS (
-        SELECT p.*, c.tool, c.task FROM ({call_paths_sql(survey, "_tm_only")}) p
-        JOIN tm_calls c ON c.call_key = p.call_key
+        SELECT p.*, c.tool, c.task FROM ({call_paths_sql(survey, "_tm_only", part)}) p
+        JOIN {part.calls()} c ON c.call_key = p.call_key
     ), two AS (
         SELECT pr.pid, r.task, r.call_key, CASE
             WHEN pr.kind = 'eq' AND pr.vtype = 'string' THEN
@@ -208,14 +211,15 @@ def pair_stats_sql(survey: Survey) -> str:
             ELSE l.n > 0 END
     ), lv AS (
         SELECT pr.pid, c.task, v.call_key, v.str, v.num FROM _tm_pairs pr
-        JOIN tm_calls c ON c.tool = pr.tool
-        JOIN json_values v ON v.call_key = c.call_key AND v.side = pr.lside AND v.path = pr.lpath
+        JOIN {part.calls()} c ON c.tool = pr.tool
+        JOIN {part.values()} v ON v.call_key = c.call_key AND v.side = pr.lside
+                               AND v.path = pr.lpath
         WHERE pr.kind = 'member'
     ), rv AS (
         SELECT DISTINCT pr.pid, v.call_key, v.str, v.num FROM _tm_pairs pr
-        JOIN tm_calls c ON c.tool = pr.tool
-        JOIN json_values v ON v.call_key = c.call_key AND v.side = pr.rside
-                           AND v.path = pr.rpath || '[*]'
+        JOIN {part.calls()} c ON c.tool = pr.tool
+        JOIN {part.values()} v ON v.call_key = c.call_key AND v.side = pr.rside
+                               AND v.path = pr.rpath || '[*]'
         WHERE pr.kind = 'member'
     ), member AS (
         SELECT lv.pid, lv.task, lv.call_key,
@@ -258,7 +262,8 @@ class Relations:
     def load(
         self, con: duckdb.DuckDBPyConnection, contexts: dict[str, MineContext], survey: Survey
     ) -> None:
-        """Count every pair per task and sum the counts into each context."""
+        """Count every pair per task, a part of the tasks at a time, and sum the counts
+        into each context."""
         if not self.pairs:
             return
         fields = ("pid", "tool", "kind", "vtype", "lside", "lpath", "rside", "rpath")
@@ -267,7 +272,8 @@ class Relations:
         paths = {p.lpath for p in self.pairs} | {p.rpath for p in self.pairs}
         con.register("_tm_only", pa.table({"path": sorted(paths)}))
         try:
-            con.execute(pair_stats_sql(survey))
+            for k, part in enumerate(parts(con)):
+                con.execute(pair_stats_sql(survey, part, append=k > 0))
         finally:
             con.unregister("_tm_pairs")
             con.unregister("_tm_only")
