@@ -4,7 +4,8 @@ The same count decides a proposal (no violation on the training tasks) and tests
 (violations on the held-out tasks). Kinds without parameters are counted from the summed
 profiles alone; kinds whose parameters were fitted on a fold (range, length, one_of,
 const, pattern) are counted exactly by one SQL statement over all folds at once
-(:func:`fitted_sql`), which also picks a few counterexamples.
+(:func:`fitted_sql`), which also picks a few counterexamples; it runs a part of the
+calls at a time (:class:`~tracemine.mine.profile.Part`) and the parts' counts are added.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import pyarrow as pa
 
 from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.formats import literal_prefix, shape_sql
-from tracemine.mine.profile import Survey
+from tracemine.mine.profile import EVERY, Part, Survey, parts
 from tracemine.model.contract import Contract, Kind
 from tracemine.model.paths import parse
 
 FITTED_KINDS = frozenset({Kind.RANGE, Kind.LENGTH, Kind.ONE_OF, Kind.CONST, Kind.PATTERN})
+_EXAMPLES = 3
+"""Violating calls kept per fitted item (those of lowest key)."""
 _TYPE_COLUMNS = {"number": "c_all_numeric"}
 
 
@@ -104,21 +107,25 @@ _SHOWN_SQL = (
 # a pattern is checked on the literal prefix plus the shape of the rest: the same answer as
 # the regular expression on the value, with one regular expression per distinct shape
 _PATTERN_KEY = f"f.prefix || substr({shape_sql('v.str')}, length(f.prefix) + 1)"
-_HELD_OUT = """
-    calls AS (SELECT c.call_key, c.tool, t.fold FROM tm_calls c
+
+
+def _held_out(part: Part) -> str:
+    return f"""
+    calls AS (SELECT c.call_key, c.tool, t.fold FROM {part.calls()} c
               JOIN _tm_folds t ON t.task = c.task),
-    v AS (SELECT v.*, c.tool, c.fold FROM json_values v
+    v AS (SELECT v.*, c.tool, c.fold FROM {part.values()} v
           SEMI JOIN _tm_only o ON o.path = v.path
           JOIN calls c ON c.call_key = v.call_key)
-"""
+    """
 
 
-def pattern_rows_sql() -> str:
-    """SQL building ``_tm_pattern_rows``: each held-out string under a pattern item, with
-    whether it starts with the literal prefix and its key (prefix + shape of the rest)."""
+def pattern_rows_sql(part: Part = EVERY) -> str:
+    """SQL building ``_tm_pattern_rows``: each held-out string of ``part`` under a pattern
+    item, with whether it starts with the literal prefix and its key (prefix + shape of the
+    rest)."""
     return f"""
     CREATE OR REPLACE TEMP TABLE _tm_pattern_rows AS
-    WITH {_HELD_OUT}
+    WITH {_held_out(part)}
     SELECT f.item, v.call_key, v.jtype, v.len, v.str,
            v.jtype = 'string' AND starts_with(v.str, f.prefix) AS prefixed,
            CASE WHEN v.jtype = 'string' THEN {_PATTERN_KEY} END AS key
@@ -127,15 +134,16 @@ def pattern_rows_sql() -> str:
     """
 
 
-def fitted_sql(examples: int = 3) -> str:
+def fitted_sql(part: Part = EVERY, examples: int = _EXAMPLES) -> str:
     """SQL counting, per fitted item (a contract fitted on the other folds), the calls of
-    its held-out fold checked and violating, with up to ``examples`` violating calls and
-    what they showed (strings redacted to shapes). Every check is per value; a call
-    violates when one of its values does. Needs ``_tm_fitted``, ``_tm_fitted_values``,
-    ``_tm_pattern_rows``, ``_tm_pattern_ok``, ``_tm_only`` and ``_tm_folds``."""
+    its held-out fold (within ``part``) checked and violating, with the ``examples``
+    violating calls of lowest key and what they showed (strings redacted to shapes). Every
+    check is per value; a call violates when one of its values does. Needs ``_tm_fitted``,
+    ``_tm_fitted_values``, ``_tm_pattern_rows``, ``_tm_pattern_ok``, ``_tm_only`` and
+    ``_tm_folds``."""
     sized = "v.jtype IN ('array', 'string', 'object')"
     return f"""
-    WITH {_HELD_OUT},
+    WITH {_held_out(part)},
     j AS MATERIALIZED (
         SELECT f.item, f.kind, f.lo, f.hi, v.call_key, v.jtype, v.num, v.len, v.str, v.bool
         FROM v JOIN _tm_fitted f ON f.tool = v.tool AND f.fold = v.fold AND f.path = v.path
@@ -160,8 +168,8 @@ def fitted_sql(examples: int = 3) -> str:
         FROM checked v GROUP BY item, call_key
     )
     SELECT item, count(*) AS checked, count(*) FILTER (bad) AS violations,
-           list([CAST(call_key AS VARCHAR), shown] ORDER BY call_key)
-               FILTER (bad)[1:{examples}] AS examples
+           min_by([CAST(call_key AS VARCHAR), shown], call_key, {examples})
+               FILTER (bad) AS examples
     FROM per_call GROUP BY item
     """
 
@@ -170,7 +178,8 @@ def count_fitted(
     con: duckdb.DuckDBPyConnection, survey: Survey, items: list[tuple[int, int, Contract]]
 ) -> dict[int, Measure]:
     """Count fitted-kind contracts, each on its held-out fold: ``items`` are (item number,
-    fold, contract). Needs ``_tm_folds(task, fold)`` registered."""
+    fold, contract). Needs ``_tm_folds(task, fold)`` registered. The calls are counted a
+    part at a time; a call's values are all in its part, and so are its task's calls."""
     if not items:
         return {}
     cols: dict[str, list] = {k: [] for k in ("item", "fold", "tool", "side", "path", "kind",
@@ -194,21 +203,34 @@ def count_fitted(
     regexes = {
         item: re.compile(c.params["regex"]) for item, _, c in items if c.kind == Kind.PATTERN
     }
-    con.execute(pattern_rows_sql())
-    keys = con.execute("SELECT DISTINCT item, key FROM _tm_pattern_rows WHERE prefixed").fetchall()
-    ok = {"item": [k[0] for k in keys], "key": [k[1] for k in keys],
-          "ok": [bool(regexes[item].fullmatch(key)) for item, key in keys]}  # fmt: skip
-    con.register("_tm_pattern_ok", pa.table(ok, schema=_OK_SCHEMA))
+    matched: dict[tuple[int, str], bool] = {}  # (item, key) → the regex matches
+    out = {item: Measure() for item, _, _ in items}
     try:
-        rows = con.execute(fitted_sql()).fetchall()
+        for part in parts(con):
+            con.execute(pattern_rows_sql(part))
+            keys = con.execute(
+                "SELECT DISTINCT item, key FROM _tm_pattern_rows WHERE prefixed"
+            ).fetchall()
+            for item, key in keys:
+                if (item, key) not in matched:
+                    matched[(item, key)] = bool(regexes[item].fullmatch(key))
+            ok = {"item": [k[0] for k in keys], "key": [k[1] for k in keys],
+                  "ok": [matched[(item, key)] for item, key in keys]}  # fmt: skip
+            con.register("_tm_pattern_ok", pa.table(ok, schema=_OK_SCHEMA))
+            try:
+                rows = con.execute(fitted_sql(part)).fetchall()
+            finally:
+                con.unregister("_tm_pattern_ok")
+            for item, checked, violations, examples in rows:
+                found = out[item]
+                shown = found.examples + [(int(k), str(s)) for k, s in examples or []]
+                out[item] = Measure(found.checked + int(checked),
+                                    found.violations + int(violations),
+                                    sorted(shown)[:_EXAMPLES])  # fmt: skip
     finally:
-        for name in ("_tm_fitted", "_tm_fitted_values", "_tm_pattern_ok", "_tm_only"):
+        for name in ("_tm_fitted", "_tm_fitted_values", "_tm_only"):
             con.unregister(name)
         con.execute("DROP TABLE IF EXISTS _tm_pattern_rows")
-    out = {item: Measure() for item, _, _ in items}
-    for item, checked, violations, examples in rows:
-        out[item] = Measure(int(checked), int(violations),
-                            [(int(k), str(s)) for k, s in examples or []])  # fmt: skip
     return out
 
 
