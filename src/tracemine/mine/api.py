@@ -24,11 +24,12 @@ from tracemine.mine.where import parse_filters, where_sql
 from tracemine.model.contract import ContractFile
 
 FOLD_SUPPORT = 2
-# None: DuckDB's own default (most of the machine's memory). A 1.5 GB cap made a
-# million-call mine fail with out-of-memory in a non-spilling operator; the figure is in
-# README. TRACEMINE_DUCKDB_MEMORY sets a cap when one is needed.
-MINE_MEMORY_LIMIT: str | None = None
 """Distinct tasks a template needs in one context before it proposes anything."""
+# DuckDB's buffers while mining. The statements over values run a part of the tasks at a
+# time (profile.PART_CALLS), so they need a fraction of this; the cap keeps DuckDB from
+# caching the whole store as it reads it, which without one grows with the store.
+# TRACEMINE_DUCKDB_MEMORY overrides it.
+MINE_MEMORY_LIMIT: str | None = "1GB"
 
 
 def mine(
