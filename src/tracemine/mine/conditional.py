@@ -230,24 +230,33 @@ def _feature_values(con: duckdb.DuckDBPyConnection, profiles: list[PathProfile])
     con.register("_tm_features", pa.table({
         "tool": [p.tool for p in profiles], "side": [p.side for p in profiles],
         "path": [p.path for p in profiles]}))  # fmt: skip
+    order = "ORDER BY v.call_key, v.jtype, v.str, v.num, v.bool"  # one order for each list
     try:
-        rows = con.execute("""
-            SELECT f.tool, f.side, f.path, list(v.call_key ORDER BY v.call_key),
-                   list(CASE v.jtype WHEN 'string' THEN to_json(v.str)
-                        WHEN 'boolean' THEN to_json(v.bool) WHEN 'null' THEN NULL
-                        ELSE to_json(v.num) END ORDER BY v.call_key)
+        rows = con.execute(f"""
+            SELECT f.tool, f.side, f.path, list(v.call_key {order}), list(v.jtype {order}),
+                   list(v.str {order}), list(v.num {order}), list(v.bool {order})
             FROM _tm_features f JOIN tm_calls c ON c.tool = f.tool
             JOIN json_values v ON v.call_key = c.call_key AND v.side = f.side AND v.path = f.path
             GROUP BY ALL
         """).fetchall()
     finally:
         con.unregister("_tm_features")
-    import json
-
-    for tool, side, path, keys, vals in rows:
-        decoded = [json.loads(v) if v is not None else None for v in vals]
+    for tool, side, path, keys, jtypes, texts, numbers, flags in rows:
+        decoded = [_value(*column) for column in zip(jtypes, texts, numbers, flags, strict=True)]
         out[(tool, side, path)] = (np.asarray(keys, dtype=np.int64), decoded)
     return out
+
+
+def _value(jtype: str, text: str | None, number: float | None, flag: bool | None) -> Any:
+    """A stored value as Python reads its JSON (a number as a float, as DuckDB's
+    ``to_json`` of the DOUBLE column would give it), without encoding and decoding it."""
+    if jtype == "string":
+        return text
+    if jtype == "boolean":
+        return flag
+    if jtype == "null":
+        return None
+    return number
 
 
 def _align(
