@@ -179,10 +179,11 @@ def main() -> int:
         if args.limit:
             paths = paths[: args.limit]
         started = time.perf_counter()
+        # largest first, so one huge document does not finish last on its own; one document
+        # per task, because a chunk would hand the few largest ones to the same worker
+        paths.sort(key=lambda p: -os.path.getsize(p))
         with ProcessPoolExecutor(max_workers=args.workers) as pool:
-            # largest first, so one huge document does not finish last on its own
-            paths.sort(key=lambda p: -os.path.getsize(p))
-            results = list(pool.map(run_one, paths, chunksize=4))
+            results = list(pool.map(run_one, paths, chunksize=1))
         report(results, time.perf_counter() - started, root)
         return 0
     finally:
