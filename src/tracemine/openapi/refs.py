@@ -10,6 +10,7 @@ say which ``$ref`` at which pointer could not be followed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
@@ -108,24 +109,16 @@ class Refs:
         self.specification = DRAFT202012 if json_schema else Specification.OPAQUE
         self.root = Loc(document, base)
         self._documents: dict[str, Resource[Any]] = {}
-        self._registry: Registry[Any] = Registry(retrieve=self._retrieve).with_resource(  # type: ignore[call-arg]
+        # retrieval is not a bound method: that would be a reference cycle, and the whole
+        # document would wait for the cyclic collector instead of going with the last reference
+        retrieve = partial(_retrieve, self._documents, self.specification)
+        self._registry: Registry[Any] = Registry(retrieve=retrieve).with_resource(  # type: ignore[call-arg]
             base, self.specification.create_resource(document)
         )
         self._cache: dict[tuple[str, str], Loc] = {}
         self.flat_cache: dict[Any, Any] = {}  # flattened schema positions (schema.py)
         self.in_progress: set[str] = set()  # positions being flattened (schema.py)
         self.remote: set[str] = set()
-
-    def _retrieve(self, uri: str) -> Resource[Any]:
-        cached = self._documents.get(uri)
-        if cached is not None:
-            return cached
-        if urlsplit(uri).scheme != "file":
-            raise SpecError(f"{uri}: not a local file")
-        document = read_document(Path(unquote(urlsplit(uri).path)))
-        resource = self.specification.create_resource(document)
-        self._documents[uri] = resource
-        return resource
 
     def resolve(self, ref: Any, at: Loc) -> Loc | None:
         """The node ``ref`` (found at ``at``) points to; None for a remote reference, which
@@ -150,6 +143,21 @@ class Refs:
         loc = Loc(resolved.contents, url, "#" + fragment if fragment.startswith("/") else "#")
         self._cache[key] = loc
         return loc
+
+
+def _retrieve(
+    documents: dict[str, Resource[Any]], specification: Specification[Any], uri: str
+) -> Resource[Any]:
+    """A referenced file, read on first use (``documents`` caches them by URI)."""
+    cached = documents.get(uri)
+    if cached is not None:
+        return cached
+    if urlsplit(uri).scheme != "file":
+        raise SpecError(f"{uri}: not a local file")
+    document = read_document(Path(unquote(urlsplit(uri).path)))
+    resource = specification.create_resource(document)
+    documents[uri] = resource
+    return resource
 
 
 def _reason(exc: BaseException, target: str) -> str:
