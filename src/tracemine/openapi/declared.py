@@ -23,7 +23,7 @@ from typing import Any
 
 from tracemine.model.contract import Contract, Kind, Side, Source
 from tracemine.model.paths import format_path
-from tracemine.openapi import prose
+from tracemine.openapi import collector, prose
 from tracemine.openapi.load import Spec
 from tracemine.openapi.nodes import Child, Node, child
 from tracemine.openapi.operations import ARG_LOCATIONS, Operation
@@ -124,11 +124,12 @@ def declared_contracts(spec: Spec, tools: dict[str, Operation] | None = None) ->
     if tools is None:
         tools = {op.key: op for op in spec.operations if op.operation_id or op.tool}
     contracts: list[Contract] = []
-    for tool, op in tools.items():
-        if op.spec != spec.source:
-            continue
-        for fact in operation_facts(op, spec.refs):
-            contracts.append(to_contract(fact, tool, op))
+    with collector.paused():
+        for tool, op in tools.items():
+            if op.spec != spec.source:
+                continue
+            for fact in operation_facts(op, spec.refs):
+                contracts.append(to_contract(fact, tool, op))
     return contracts
 
 

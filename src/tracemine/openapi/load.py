@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tracemine.openapi import collector
 from tracemine.openapi.operations import Operation, Param, openapi_operations
 from tracemine.openapi.refs import Loc, Refs, SpecError, read_document
 
@@ -43,19 +44,20 @@ def load_spec(source: str | Path | dict[str, Any] | list[Any], *, name: str | No
     result; the tool is named after the file). Raises :class:`SpecError` naming the file
     (and pointer) when the document cannot be used.
     """
-    if isinstance(source, dict | list):
-        document: Any = source
-        label = name or "<document>"
-        base = (Path.cwd() / label).as_uri()
-    else:
-        path = Path(source)
-        document = read_document(path)
-        label = name or path.name
-        base = path.resolve().as_uri()
-    try:
-        return _load(document, label, base)
-    except RecursionError:
-        raise SpecError(f"{label}: nested too deeply to read") from None
+    with collector.paused():
+        if isinstance(source, dict | list):
+            document: Any = source
+            label = name or "<document>"
+            base = (Path.cwd() / label).as_uri()
+        else:
+            path = Path(source)
+            document = read_document(path)
+            label = name or path.name
+            base = path.resolve().as_uri()
+        try:
+            return _load(document, label, base)
+        except RecursionError:
+            raise SpecError(f"{label}: nested too deeply to read") from None
 
 
 def _load(document: Any, label: str, base: str) -> Spec:

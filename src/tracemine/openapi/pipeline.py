@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tracemine.model.contract import Contract, ContractFile, load_contracts, save_contracts
+from tracemine.openapi import collector
 from tracemine.openapi.declared import operation_facts, to_contract
 from tracemine.openapi.load import Spec, load_spec
 from tracemine.openapi.mapping import ToolMap, map_tools, read_mapping
@@ -58,9 +59,10 @@ def merge_files(
         tool_map = map_tools(loaded, sorted(tools) if tools is not None else None, mapping)
         owner = {id(op): spec for spec in loaded for op in spec.operations}
         declared: list[Contract] = []
-        for tool, op in tool_map.tools.items():
-            facts = operation_facts(op, owner[id(op)].refs)
-            declared.extend(to_contract(f, tool, op) for f in facts)
+        with collector.paused():
+            for tool, op in tool_map.tools.items():
+                facts = operation_facts(op, owner[id(op)].refs)
+                declared.extend(to_contract(f, tool, op) for f in facts)
         merged = merge(candidates, declared, observer=observer)
     finally:
         if observer is not None:
