@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from tracemine.openapi.combine import join, meet
-from tracemine.openapi.nodes import Child, Node, child
+from tracemine.openapi.nodes import Child, Node, child, property_children
 from tracemine.openapi.refs import Loc, Refs
 
 # function-calling docs (BFCL and friends) use Python names for JSON types
@@ -30,25 +30,28 @@ def flatten(spec: Loc | Child, refs: Refs, stack: frozenset[str] = frozenset()) 
     The node returned may be shared: callers must not change it."""
     if isinstance(spec, Loc):
         return _cached(spec, refs, stack)
-    if len(spec.parts) <= 1:
-        return flatten(spec.parts[0], refs, stack) if spec.parts else Node()
-    if spec.key is None:
+    key = spec.key
+    if key is None:
         return _combine(spec, refs, stack)
-    node = refs.flat_cache.get(spec.key)
+    # a child is cached under its own key too, whose hash its string keeps: a walker asks
+    # for the same children over and over
+    node = refs.flat_cache.get(key)
     if node is None:
-        node = _combine(spec, refs, frozenset())
-        refs.flat_cache[spec.key] = node
+        node = refs.flat_cache[key] = _combine(spec, refs, frozenset())
     if not node.refs or node.refs.isdisjoint(stack):
         return node
     cut = node.refs & stack
-    variant = refs.flat_cache.get((spec.key, cut))
+    variant = refs.flat_cache.get((key, cut))
     if variant is None:
-        variant = refs.flat_cache[(spec.key, cut)] = _combine(spec, refs, stack)
+        variant = refs.flat_cache[(key, cut)] = _combine(spec, refs, stack)
     return variant
 
 
 def _combine(spec: Child, refs: Refs, stack: frozenset[str]) -> Node:
-    nodes = [flatten(part, refs, stack) for part in spec.parts]
+    parts = spec.parts
+    if len(parts) <= 1:
+        return flatten(parts[0], refs, stack) if parts else Node()
+    nodes = [flatten(part, refs, stack) for part in parts]
     return join(nodes) if spec.union else meet(nodes)
 
 
@@ -123,44 +126,47 @@ def _flatten_loc(loc: Loc, refs: Refs, stack: frozenset[str]) -> Node:
     return node
 
 
+_BOUND_KEYS = frozenset({"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum",
+                         "minItems", "maxItems", "minLength", "maxLength"})  # fmt: skip
+
+
 def _own(loc: Loc) -> Node:
     """The keywords written in this schema object itself."""
     s = loc.node
+    get = s.get
     node = Node(pointer=loc.pointer)
-    types = s.get("type")
+    types = get("type")
     if isinstance(types, str):
         types = [types]
     if isinstance(types, list):
         named = {_TYPE_ALIASES.get(t, t) for t in types if isinstance(t, str)}
         node.types = frozenset(named) if named and named <= _KNOWN_TYPES else None
-    node.null_ok = s.get("nullable") is True or s.get("x-nullable") is True
-    required = s.get("required")
+    node.null_ok = get("nullable") is True or get("x-nullable") is True
+    required = get("required")
     if isinstance(required, list):
         node.required = frozenset(r for r in required if isinstance(r, str))
-    properties = s.get("properties")
+    properties = get("properties")
     if isinstance(properties, dict):
-        node.properties = {
-            name: child((loc.child("properties", name),))
-            for name in properties
-            if isinstance(name, str)
-        }
-    if isinstance(s.get("items"), dict):
+        node.properties = property_children(loc, properties)
+    if isinstance(get("items"), dict):
         node.items = child((loc.child("items"),))
-    if isinstance(s.get("enum"), list) and s["enum"]:
-        node.enum = tuple(s["enum"])
+    enum = get("enum")
+    if isinstance(enum, list) and enum:
+        node.enum = tuple(enum)
     if "const" in s:
         node.enum = (s["const"],)
-    node.minimum, node.min_exclusive = _bound(s, "minimum", "exclusiveMinimum", max)
-    node.maximum, node.max_exclusive = _bound(s, "maximum", "exclusiveMaximum", min)
-    node.min_items = _count(s.get("minItems"))
-    node.max_items = _count(s.get("maxItems"))
-    node.min_length = _count(s.get("minLength"))
-    node.max_length = _count(s.get("maxLength"))
-    pattern, fmt = s.get("pattern"), s.get("format")
+    if not _BOUND_KEYS.isdisjoint(s):
+        node.minimum, node.min_exclusive = _bound(s, "minimum", "exclusiveMinimum", max)
+        node.maximum, node.max_exclusive = _bound(s, "maximum", "exclusiveMaximum", min)
+        node.min_items = _count(get("minItems"))
+        node.max_items = _count(get("maxItems"))
+        node.min_length = _count(get("minLength"))
+        node.max_length = _count(get("maxLength"))
+    pattern, fmt = get("pattern"), get("format")
     node.pattern = pattern if isinstance(pattern, str) and pattern else None
     node.format = fmt if isinstance(fmt, str) and fmt else None
-    node.unique = s.get("uniqueItems") is True
-    description = s.get("description")
+    node.unique = get("uniqueItems") is True
+    description = get("description")
     node.description = description if isinstance(description, str) else ""
     return node
 
