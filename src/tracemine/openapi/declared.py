@@ -188,33 +188,48 @@ def _walk(root: Child | Node, side: str, refs: Refs, facts: list[Fact],
     todo: list[tuple[Any, str, frozenset[str], int, bool, bool]] = [
         (root, side, frozenset(), 0, False, False)
     ]
+    counting = coverage is not None and side == "result"
+    fields = typed = valued = 0
     seen = 0
+    pop, push, add = todo.pop, todo.append, facts.append
+    steps = _steps
     while todo:
-        spec, path, stack, depth, required, member = todo.pop()
+        spec, path, stack, depth, required, member = pop()
         node = spec if isinstance(spec, Node) else flatten(spec, refs, stack)
         seen += 1
-        found, kinds = _node_facts(node, required, side, root_text if depth == 0 else "")
-        for kind, params, pointer, source, text in found:
-            facts.append(Fact(side, path, kind, params, pointer, source, text))
-        if coverage is not None and member and side == "result":
-            coverage.response_fields += 1
-            coverage.response_typed += bool(kinds)
-            coverage.response_valued += bool(kinds & _VALUE_KINDS)
+        text = root_text if depth == 0 else ""
+        memo = node.memo
+        hit = memo.get((required, side, text)) if memo is not None else None
+        found, kinds = hit if hit is not None else _node_facts(node, required, side, text)
+        for kind, params, pointer, source, excerpt in found:
+            add(Fact(side, path, kind, params, pointer, source, excerpt))
+        if counting and member:
+            fields += 1
+            if kinds:
+                typed += 1
+                valued += not _VALUE_KINDS.isdisjoint(kinds)
         if node.recursive or depth >= MAX_DEPTH:
             continue
         if seen + len(todo) >= MAX_NODES:
             if coverage is not None:
                 coverage.truncated += 1
             break
-        inner = stack if not node.refs or node.refs <= stack else stack | node.refs
-        if node.items is not None and node.may_be("array"):
-            todo.append((node.items, path + "[*]", inner, depth + 1, False, False))
-        if node.properties and node.may_be("object"):
+        refs_in = node.refs
+        inner = stack if not refs_in or refs_in <= stack else stack | refs_in
+        types = node.types
+        if node.items is not None and (types is None or "array" in types):
+            push((node.items, path + "[*]", inner, depth + 1, False, False))
+        properties = node.properties
+        if properties and (types is None or "object" in types):
             required_names = node.required
-            for name in reversed(list(node.properties)):
-                step = path + _step(name)
-                todo.append((node.properties[name], step, inner, depth + 1,
-                             name in required_names, True))  # fmt: skip
+            depth += 1
+            for name in reversed(properties):
+                step = steps.get(name) or _step(name)
+                push((properties[name], path + step, inner, depth, name in required_names, True))
+    if counting:
+        coverage.response_fields += fields  # type: ignore[union-attr]
+        coverage.response_typed += typed  # type: ignore[union-attr]
+        coverage.response_valued += valued  # type: ignore[union-attr]
 
 
 def _step(name: str) -> str:
