@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
 
 from tracemine.openapi.nodes import Node, child
@@ -16,7 +15,8 @@ def meet(nodes: list[Node]) -> Node:
     """All of ``nodes`` hold (allOf)."""
     if len(nodes) == 1:
         return nodes[0]
-    out = replace(nodes[0], properties=dict(nodes[0].properties), memo=None)
+    out = nodes[0].copy()
+    out.properties = dict(out.properties)
     for n in nodes[1:]:
         if n.types is not None:
             out.types = n.types if out.types is None else _intersect_types(out.types, n.types)

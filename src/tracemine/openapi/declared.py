@@ -177,7 +177,7 @@ def _args_root(op: Operation, refs: Refs, coverage: Coverage | None) -> Child | 
 def _count_param(schema: Any, required: bool, refs: Refs, coverage: Coverage) -> None:
     coverage.params += 1
     node = flatten(schema, refs) if schema is not None else Node()
-    kinds = {kind for kind, _ in _constraints(node, required)}
+    _, kinds = _declared(node, required)
     coverage.params_typed += bool(kinds)
     coverage.params_valued += bool(kinds & _VALUE_KINDS)
 
@@ -250,17 +250,30 @@ def _node_facts(
     memo = node.memo
     if memo is not None and key in memo:
         return memo[key]
-    own = _constraints(node, required)
-    kinds = frozenset(kind for kind, _ in own)
+    own, kinds = _declared(node, required)
     found: list[tuple[Any, ...]] = [(k, p, node.pointer, Source.DECLARED, "") for k, p in own]
     text = node.description or root_text
     if text:
         for kind, params, excerpt in prose.propose(text, node, set(kinds), side):
             found.append((kind, params, node.pointer, Source.PROSE, excerpt))
+    if node.memo is None:
+        node.memo = {}
+    node.memo[key] = (found, kinds)
+    return found, kinds
+
+
+def _declared(node: Node, required: bool) -> tuple[list[tuple[Kind, dict[str, Any]]], frozenset[Kind]]:
+    """:func:`_constraints` and their kinds, once per node (a parameter's schema is counted
+    for coverage and then walked)."""
+    key = ("declared", required)
+    memo = node.memo
     if memo is None:
         memo = node.memo = {}
-    memo[key] = (found, kinds)
-    return found, kinds
+    hit = memo.get(key)
+    if hit is None:
+        own = _constraints(node, required)
+        hit = memo[key] = (own, frozenset(kind for kind, _ in own))
+    return hit
 
 
 def _constraints(node: Node, required: bool) -> list[tuple[Kind, dict[str, Any]]]:

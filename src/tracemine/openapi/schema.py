@@ -9,7 +9,6 @@ walker can stop at a ``$ref`` it is already inside (``Node.refs`` says which it 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from tracemine.openapi.combine import join, meet
@@ -100,12 +99,15 @@ def _flatten_loc(loc: Loc, refs: Refs, stack: frozenset[str]) -> Node:
                 # recursion: the value's own constraints hold, the walker goes no deeper
                 cut = refs.flat_cache.get(("recursive", key))
                 if cut is None:
-                    cut = replace(_cached(target, refs, frozenset()), recursive=True, memo=None)
+                    cut = _cached(target, refs, frozenset()).copy()
+                    cut.recursive = True
                     refs.flat_cache[("recursive", key)] = cut
                 return cut
             inner = _cached(target, refs, stack)
             if len(schema) == 1:  # a bare reference is its target
-                return replace(inner, refs=inner.refs | {key}, memo=None)
+                bare = inner.copy()
+                bare.refs = inner.refs | {key}
+                return bare
             entered.add(key)
             entered.update(inner.refs)
             nodes.append(inner)
