@@ -182,19 +182,61 @@ def _count_param(schema: Any, required: bool, refs: Refs, coverage: Coverage) ->
     coverage.params_valued += bool(kinds & _VALUE_KINDS)
 
 
+class _Cut(Exception):
+    """The walk reached ``MAX_NODES``: it stops where it is."""
+
+
+_FIRST = object()  # a subtree met once: recorded if met again
+
+
 def _walk(root: Child | Node, side: str, refs: Refs, facts: list[Fact],
           coverage: Coverage | None, root_text: str) -> None:  # fmt: skip
-    # (spec, path, ancestors' schemas, depth, required here, is an object member)
-    todo: list[tuple[Any, str, frozenset[str], int, bool, bool]] = [
-        (root, side, frozenset(), 0, False, False)
-    ]
+    """Depth first, each object's properties in order and then its array items, as far as
+    ``MAX_DEPTH`` and until ``MAX_NODES`` values have been seen or are waiting.
+
+    The same subtree (a shared component below the same ancestors, at the same depth) is
+    reached from many operations. The second time, its facts are recorded with paths
+    relative to it; after that they are copied under the new path instead of walked again,
+    unless the ``MAX_NODES`` cap would fall inside it here, in which case it is walked as
+    before and cut at the same value. ``peak`` is how close to the cap a subtree takes the
+    walk: the most of (values seen + values waiting) at any of its checks, counted from
+    where it starts."""
     counting = coverage is not None and side == "result"
-    fields = typed = valued = 0
+    subtrees = refs.flat_cache.get(("subtrees", side))
+    if subtrees is None:
+        subtrees = refs.flat_cache[("subtrees", side)] = {}
     seen = 0
-    pop, push, add = todo.pop, todo.append, facts.append
+    waiting = 1  # the root
+    fields = typed = valued = 0
+    add = facts.append
     steps = _steps
-    while todo:
-        spec, path, stack, depth, required, member = pop()
+
+    def visit(spec: Any, path: str, stack: frozenset[str], depth: int, required: bool,
+              member: bool) -> int:  # fmt: skip
+        """Walks one subtree; returns its peak (-1: it has no check)."""
+        nonlocal seen, waiting, fields, typed, valued
+        waiting -= 1
+        key = None
+        recording = False
+        if depth and type(spec) is Child and spec.key is not None:
+            key = (spec.key, stack, depth, required, member)
+            entry = subtrees.get(key)
+            if entry is None:
+                subtrees[key] = _FIRST
+            elif entry is _FIRST:
+                recording = True
+            else:
+                relative, count, peak, n_fields, n_typed, n_valued = entry
+                if peak < 0 or seen + waiting + peak < MAX_NODES:
+                    for suffix, kind, params, pointer, source, excerpt in relative:
+                        add(Fact(side, path + suffix, kind, params, pointer, source, excerpt))
+                    seen += count
+                    fields += n_fields
+                    typed += n_typed
+                    valued += n_valued
+                    return peak  # type: ignore[no-any-return]
+        seen_before, waiting_before = seen, waiting
+        start, fields_before, typed_before, valued_before = len(facts), fields, typed, valued
         node = spec if isinstance(spec, Node) else flatten(spec, refs, stack)
         seen += 1
         text = root_text if depth == 0 else ""
@@ -208,24 +250,48 @@ def _walk(root: Child | Node, side: str, refs: Refs, facts: list[Fact],
             if kinds:
                 typed += 1
                 valued += not _VALUE_KINDS.isdisjoint(kinds)
-        if node.recursive or depth >= MAX_DEPTH:
-            continue
-        if seen + len(todo) >= MAX_NODES:
-            if coverage is not None:
-                coverage.truncated += 1
-            break
-        refs_in = node.refs
-        inner = stack if not refs_in or refs_in <= stack else stack | refs_in
-        types = node.types
-        if node.items is not None and (types is None or "array" in types):
-            push((node.items, path + "[*]", inner, depth + 1, False, False))
-        properties = node.properties
-        if properties and (types is None or "object" in types):
-            required_names = node.required
+        peak = -1
+        if not node.recursive and depth < MAX_DEPTH:
+            if seen + waiting >= MAX_NODES:
+                if coverage is not None:
+                    coverage.truncated += 1
+                raise _Cut
+            peak = 1
+            refs_in = node.refs
+            inner = stack if not refs_in or refs_in <= stack else stack | refs_in
+            types = node.types
+            items = node.items if node.items is not None and (types is None or "array" in types) else None
+            properties = node.properties if types is None or "object" in types else None
+            waiting += (items is not None) + len(properties or ())
             depth += 1
-            for name in reversed(properties):
-                step = steps.get(name) or _step(name)
-                push((properties[name], path + step, inner, depth, name in required_names, True))
+            base = seen_before + waiting_before
+            if properties:
+                required_names = node.required
+                for name, part in properties.items():
+                    at = seen + waiting - 1
+                    step = steps.get(name) or _step(name)
+                    sub = visit(part, path + step, inner, depth, name in required_names, True)
+                    if sub >= 0 and at + sub - base > peak:
+                        peak = at + sub - base
+            if items is not None:
+                at = seen + waiting - 1
+                sub = visit(items, path + "[*]", inner, depth, False, False)
+                if sub >= 0 and at + sub - base > peak:
+                    peak = at + sub - base
+        if recording:
+            cut = len(path)
+            subtrees[key] = (
+                [(f.path[cut:], f.kind, f.params, f.pointer, f.source, f.text)
+                 for f in facts[start:]],
+                seen - seen_before, peak, fields - fields_before, typed - typed_before,
+                valued - valued_before,
+            )  # fmt: skip
+        return peak
+
+    try:
+        visit(root, side, frozenset(), 0, False, False)
+    except _Cut:
+        pass
     if counting:
         coverage.response_fields += fields  # type: ignore[union-attr]
         coverage.response_typed += typed  # type: ignore[union-attr]
