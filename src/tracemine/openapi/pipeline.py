@@ -51,9 +51,7 @@ def merge_files(
     observer = Observer(db) if db is not None else None
     try:
         # run-level contracts speak of whole runs (tool "*" for some), not of an operation
-        tools: set[str] | None = {
-            c.tool for c in candidates.contracts if c.side != "run"
-        } or None
+        tools: set[str] | None = {c.tool for c in candidates.contracts if c.side != "run"} or None
         if observer is not None:
             tools = (tools or set()) | observer.tools or None
         tool_map = map_tools(loaded, sorted(tools) if tools is not None else None, mapping)
