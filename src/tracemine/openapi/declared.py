@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -260,7 +261,7 @@ def _walk(root: Child | Node, side: str, refs: Refs, facts: list[Fact],
             refs_in = node.refs
             inner = stack if not refs_in or refs_in <= stack else stack | refs_in
             types = node.types
-            items = node.items if node.items is not None and (types is None or "array" in types) else None
+            items = node.items if types is None or "array" in types else None
             properties = node.properties if types is None or "object" in types else None
             waiting += (items is not None) + len(properties or ())
             depth += 1
@@ -288,10 +289,8 @@ def _walk(root: Child | Node, side: str, refs: Refs, facts: list[Fact],
             )  # fmt: skip
         return peak
 
-    try:
+    with suppress(_Cut):
         visit(root, side, frozenset(), 0, False, False)
-    except _Cut:
-        pass
     if counting:
         coverage.response_fields += fields  # type: ignore[union-attr]
         coverage.response_typed += typed  # type: ignore[union-attr]
@@ -328,7 +327,9 @@ def _node_facts(
     return found, kinds
 
 
-def _declared(node: Node, required: bool) -> tuple[list[tuple[Kind, dict[str, Any]]], frozenset[Kind]]:
+def _declared(
+    node: Node, required: bool
+) -> tuple[list[tuple[Kind, dict[str, Any]]], frozenset[Kind]]:
     """:func:`_constraints` and their kinds, once per node (a parameter's schema is counted
     for coverage and then walked)."""
     key = ("declared", required)

@@ -47,7 +47,9 @@ def property_children(loc: Loc, names: Any) -> dict[str, Child]:
             continue
         pointer = prefix + escape(name)
         key = "&(" + base + pointer + ")"
-        out[name] = Child((Loc(props[name], base, pointer),), False, key if len(key) < 4000 else None)
+        out[name] = Child(
+            (Loc(props[name], base, pointer),), False, key if len(key) < 4000 else None
+        )
     return out
 
 
