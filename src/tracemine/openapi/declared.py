@@ -99,7 +99,7 @@ def _result_facts(op: Operation, refs: Refs, coverage: Coverage | None) -> list[
     """The result side; operations that return the same schema (get, update, list of a
     resource …) share one walk, paths being relative to ``result`` anyway."""
     root = child(tuple(op.responses), union=True)
-    key = ("walk", root.key, op.response_description)
+    key = ("walk", _what_is_walked(op, refs) if root.key else None, op.response_description)
     cached = refs.flat_cache.get(key) if root.key else None
     if cached is None:
         counted = Coverage()
@@ -115,6 +115,27 @@ def _result_facts(op: Operation, refs: Refs, coverage: Coverage | None) -> list[
         coverage.response_valued += counted.response_valued
         coverage.truncated += counted.truncated
     return facts
+
+
+def _what_is_walked(op: Operation, refs: Refs) -> str:
+    """Names the result schemas by what they are rather than where they sit: a bare
+    ``{"$ref": X}`` flattens to X's own node (entered, so the walk stops if it meets X
+    again), whichever operation it is written in. Most documents return a component schema
+    this way, so operations returning the same one share one walk. A reference that cannot
+    be followed keeps its position; the walk then fails as before."""
+    keys = []
+    for loc in op.responses:
+        schema = loc.node
+        if isinstance(schema, dict) and len(schema) == 1 and "$ref" in schema:
+            try:
+                target = refs.resolve(schema["$ref"], loc)
+            except SpecError:
+                target = None
+            if target is not None:
+                keys.append("$ref " + target.base + target.pointer)
+                continue
+        keys.append(loc.base + loc.pointer)
+    return ",".join(keys)
 
 
 def declared_contracts(spec: Spec, tools: dict[str, Operation] | None = None) -> list[Contract]:
