@@ -248,10 +248,19 @@ def _walk(root: Child | Node, side: str, refs: Refs, facts: list[Fact],
             elif entry is _FIRST:
                 recording = True
             else:
-                relative, count, peak, n_fields, n_typed, n_valued = entry
+                relative, count, peak, n_fields, n_typed, n_valued, made = entry
                 if peak < 0 or seen + waiting + peak < MAX_NODES:
-                    for suffix, kind, params, pointer, source, excerpt in relative:
-                        add(Fact(side, path + suffix, kind, params, pointer, source, excerpt))
+                    # met again at the same path (a shared parameter, a body field): the
+                    # same facts, as the walks of operations returning one schema share theirs
+                    copied = made.get(path)
+                    if copied is None:
+                        copied = [
+                            Fact(side, path + suffix, kind, params, pointer, source, excerpt)
+                            for suffix, kind, params, pointer, source, excerpt in relative
+                        ]
+                        if len(made) < 64:
+                            made[path] = copied
+                    facts.extend(copied)
                     seen += count
                     fields += n_fields
                     typed += n_typed
@@ -306,7 +315,7 @@ def _walk(root: Child | Node, side: str, refs: Refs, facts: list[Fact],
                 [(f.path[cut:], f.kind, f.params, f.pointer, f.source, f.text)
                  for f in facts[start:]],
                 seen - seen_before, peak, fields - fields_before, typed - typed_before,
-                valued - valued_before,
+                valued - valued_before, {},
             )  # fmt: skip
         return peak
 
@@ -380,14 +389,16 @@ def _constraints(node: Node, required: bool) -> list[tuple[Kind, dict[str, Any]]
             concrete = frozenset({"number"})
         if len(concrete) == 1:
             out.append((Kind.TYPE, {"type": next(iter(concrete))}))
-    if node.may_be("number") and (node.minimum is not None or node.maximum is not None):
+    # the cheap tests first: most nodes declare none of these
+    if (node.minimum is not None or node.maximum is not None) and node.may_be("number"):
         out.append(_bounds(node))
-    values = [v for v in node.enum or () if v is not None]
-    if values:
-        out.append((Kind.ONE_OF, {"values": [*values, None] if nullable else values}))
-    if node.may_be("array") and (node.min_items or node.max_items is not None):
+    if node.enum:
+        values = [v for v in node.enum if v is not None]
+        if values:
+            out.append((Kind.ONE_OF, {"values": [*values, None] if nullable else values}))
+    if (node.min_items or node.max_items is not None) and node.may_be("array"):
         out.append(_lengths(node.min_items, node.max_items, non_empty=True))
-    elif node.may_be("string") and (node.min_length or node.max_length is not None):
+    elif (node.min_length or node.max_length is not None) and node.may_be("string"):
         out.append(_lengths(node.min_length, node.max_length, non_empty=False))
     if node.pattern and node.may_be("string") and _compiles(node.pattern):
         out.append((Kind.PATTERN, {"regex": node.pattern}))
