@@ -319,8 +319,13 @@ def _walk(root: Child | Node, side: str, refs: Refs, facts: list[Fact],
             )  # fmt: skip
         return peak
 
-    with suppress(_Cut):
-        visit(root, side, frozenset(), 0, False, False)
+    try:
+        with suppress(_Cut):
+            visit(root, side, frozenset(), 0, False, False)
+    finally:
+        # visit refers to itself through its closure: a reference cycle that would keep the
+        # facts and the whole document alive until the cyclic collector came round
+        visit = None  # type: ignore[assignment]
     if counting:
         coverage.response_fields += fields  # type: ignore[union-attr]
         coverage.response_typed += typed  # type: ignore[union-attr]
