@@ -80,19 +80,10 @@ def run_one(path: str) -> dict[str, Any]:
     out: dict[str, Any] = {"file": path, "ok": False}
     coverage = Coverage()
     try:
-        with collector.paused():  # as declared_contracts does
-            spec: Spec = load_spec(Path(path))
-            contracts = 0
-            for i, op in enumerate(spec.operations):
-                facts = operation_facts(op, spec.refs, coverage)
-                if i < CONTRACT_SAMPLE:
-                    contracts += len([to_contract(f, op.key, op) for f in facts])
-        out.update(
-            ok=True, kind=spec.kind, operations=len(spec.operations), contracts=contracts,
-            json_responses=sum(len(op.responses) for op in spec.operations),
-            ops_with_json=sum(op.has_json_response for op in spec.operations),
-            facts=coverage.facts,
-        )  # fmt: skip
+        # as declared_contracts does; the document is dropped before the collector is back
+        # on, which would otherwise sweep all of it once more
+        with collector.paused():
+            out.update(_extract(path, coverage))
     except SpecError as exc:
         out["error"] = str(exc).splitlines()[0]
     except Exception as exc:  # a bug of ours: counted apart, never stops the batch
@@ -101,6 +92,21 @@ def run_one(path: str) -> dict[str, Any]:
     out["seconds"] = time.perf_counter() - started
     out["cpu"] = time.process_time() - cpu
     return out
+
+
+def _extract(path: str, coverage: Coverage) -> dict[str, Any]:
+    spec: Spec = load_spec(Path(path))
+    contracts = 0
+    for i, op in enumerate(spec.operations):
+        facts = operation_facts(op, spec.refs, coverage)
+        if i < CONTRACT_SAMPLE:
+            contracts += len([to_contract(f, op.key, op) for f in facts])
+    return dict(
+        ok=True, kind=spec.kind, operations=len(spec.operations), contracts=contracts,
+        json_responses=sum(len(op.responses) for op in spec.operations),
+        ops_with_json=sum(op.has_json_response for op in spec.operations),
+        facts=coverage.facts,
+    )  # fmt: skip
 
 
 def report(results: list[dict[str, Any]], seconds: float, root: Path, load: str) -> None:
