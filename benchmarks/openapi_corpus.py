@@ -28,7 +28,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from tracemine.openapi import SpecError, collector, load_spec
+from tracemine import collector
+from tracemine.openapi import SpecError, load_spec
 from tracemine.openapi.declared import Coverage, operation_facts, to_contract
 from tracemine.openapi.load import Spec
 

@@ -4,14 +4,13 @@ every unit read is either stored or quarantined with its reason."""
 
 from __future__ import annotations
 
-import gc
 import itertools
 import operator
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from tracemine import collector
 from tracemine.errors import InputError, UnknownFormatError
 from tracemine.ingest import store
 from tracemine.ingest.detect import detect_format, reader_for
@@ -185,7 +185,7 @@ def _ingest_file(
         # the file counts as stored only once its ``ingests`` row is committed, with its
         # runs, in the last transaction. Until then its rows are unfinished: removed here
         # on any error, and by ``store.connect`` if the process died.
-        with _paused_gc():
+        with collector.paused():
             report = writer.run(path, size, progress)
         con.execute("BEGIN TRANSACTION")
         try:
@@ -217,19 +217,6 @@ def _ingest_file(
     report.outcome = "replaced" if existing is not None else "ingested"
     report.seconds = round(time.perf_counter() - started, 3)
     return report
-
-
-@contextmanager
-def _paused_gc() -> Iterator[None]:
-    """Reading allocates millions of short-lived objects that reference counting frees;
-    the cycle collector's passes over them cost a third of the time and find nothing."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _Flattener:

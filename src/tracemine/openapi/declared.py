@@ -22,9 +22,10 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracemine import collector
 from tracemine.model.contract import Contract, Kind, Side, Source
 from tracemine.model.paths import format_path
-from tracemine.openapi import collector, prose
+from tracemine.openapi import prose
 from tracemine.openapi.load import Spec
 from tracemine.openapi.nodes import Child, Node, child
 from tracemine.openapi.operations import ARG_LOCATIONS, Operation

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracemine.openapi import collector
+from tracemine import collector
 from tracemine.openapi.operations import Operation, Param, openapi_operations
 from tracemine.openapi.refs import Loc, Refs, SpecError, read_document
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tracemine import collector
 from tracemine.model.contract import Contract, ContractFile, load_contracts, save_contracts
-from tracemine.openapi import collector
 from tracemine.openapi.declared import operation_facts, to_contract
 from tracemine.openapi.load import Spec, load_spec
 from tracemine.openapi.mapping import ToolMap, map_tools, read_mapping
