@@ -30,6 +30,7 @@ from tracemine.model.trace import CallRecord, RunRecord
 BATCH_CALLS = 20_000
 RUNS_IN_MEMORY = 20_000
 INGEST_MEMORY_LIMIT = "512MB"
+CHECKPOINT_EVERY = "1GB"
 # values are flattened by DuckDB, in a thread beside the reader, every this many calls:
 # small enough that little is left to flatten when the reader ends, large enough that a
 # statement's fixed costs do not count
@@ -140,6 +141,10 @@ def ingest(
             plan.append((path, None))
     # ingest streams: DuckDB spills what does not fit, so memory stays flat with file size
     con = store.connect(db, memory_limit=INGEST_MEMORY_LIMIT)
+    # batches are committed one by one; checkpointing after every 16 MB of log (the
+    # default) rewrote partly filled row groups again and again and left the store a third
+    # larger (776 MB against 582 MB at a million calls, same time and memory)
+    con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_EVERY}'")
     reports = []
     try:
         for path, name in plan:
