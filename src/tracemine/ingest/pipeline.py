@@ -242,11 +242,8 @@ class _Flattener:
             if self.error is not None:
                 continue  # drain: the reader learns of the error on its next submit
             try:
-                params = list(span)
                 self.cursor.execute("BEGIN TRANSACTION")
-                self.cursor.execute(store.flatten_sql("args"), params)
-                self.cursor.execute(store.flatten_sql("result"), params)
-                self.cursor.execute(store.mark_capped_sql(), params)
+                store.flatten(self.cursor, *span)
                 self.cursor.execute("COMMIT")
             except BaseException as exc:  # handed to the reading thread
                 self.error = exc
@@ -436,10 +433,7 @@ class _FileWriter:
             final or self.next_key - self.first_key >= FLATTEN_CALLS
         ):
             if final and self.flattener is None:  # a small file: no thread for one range
-                span = [self.first_key, self.next_key - 1]
-                self.con.execute(store.flatten_sql("args"), span)
-                self.con.execute(store.flatten_sql("result"), span)
-                self.con.execute(store.mark_capped_sql(), span)
+                store.flatten(self.con, self.first_key, self.next_key - 1)
             else:
                 if self.flattener is None:
                     self.flattener = _Flattener(self.con)
@@ -455,8 +449,11 @@ class _FileWriter:
     def _spill_runs(self) -> None:
         if not self.runs:
             return
-        if not self.staged:
-            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {_STAGE} ({_STAGE_DDL})")
+        if not self.staged:  # the runs table's columns, and the order runs were read in
+            self.con.execute(
+                f"CREATE OR REPLACE TEMP TABLE {_STAGE} AS "
+                "SELECT * EXCLUDE (ingest_id), 0::BIGINT AS ord FROM runs LIMIT 0"
+            )
         cols: dict[str, list[Any]] = {name: [] for name in (*_STAGE_COLUMNS, "ord")}
         for run in self.runs.values():
             for name in _STAGE_COLUMNS:
@@ -526,13 +523,6 @@ class _FileWriter:
 
 _STAGE = "tracemine_runs_stage"
 _STAGE_COLUMNS = tuple(name for name in store.RUN_COLUMNS if name != "ingest_id")
-_STAGE_DDL = (
-    ", ".join(
-        f"{name} {'INTEGER' if name == 'trial' else 'DOUBLE' if name == 'reward' else 'VARCHAR'}"
-        for name in _STAGE_COLUMNS
-    )
-    + ", ord BIGINT"
-)
 
 
 class Traces(BaseModel):

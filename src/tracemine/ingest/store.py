@@ -343,6 +343,15 @@ def flatten_sql(side: str) -> str:
     """
 
 
+def flatten(con: duckdb.DuckDBPyConnection, first: int, last: int) -> None:
+    """Flatten the arguments and results of calls ``first``..``last`` into
+    ``json_values`` and flag the calls whose arrays were too long to flatten whole."""
+    span = [first, last]
+    con.execute(flatten_sql("args"), span)
+    con.execute(flatten_sql("result"), span)
+    con.execute(mark_capped_sql(), span)
+
+
 def mark_capped_sql() -> str:
     """SQL (parameters: first and last call_key) flagging calls with arrays too long to
     flatten whole."""
