@@ -13,6 +13,7 @@ import pytest
 
 from tracemine.errors import InputError, StoreError, TaskKeyError, UnknownFormatError
 from tracemine.ingest import ingest, pipeline, stats, store
+from tracemine.ingest.pipeline import read_traces
 from tracemine.ingest.readers.flat import FlatReader
 
 
@@ -252,3 +253,16 @@ def test_a_process_killed_mid_file_leaves_rows_that_the_next_open_removes(
     assert (_count(db, "calls"), _count(db, "json_values"), _count(db, "ingests")) == (3, 15, 1)
     again = ingest([big], db)
     assert again.files[0].calls == 200 and _count(db, "calls") == 203
+
+
+def test_repeated_call_ids_in_a_flat_file_are_flagged_in_the_store_and_in_memory(
+    tmp_path: Path,
+) -> None:
+    lines = [*_calls(3, task="t"), _calls(2, task="t")[1], *_calls(1, run="other", task="t")]
+    src = _write(tmp_path / "repeats.jsonl", lines)
+    db = tmp_path / "s.duckdb"
+    ingest([src], db)
+    stored = _table(db, "SELECT run_id, call_id, anomalies FROM calls ORDER BY call_key")
+    in_memory = [(c["run_id"], c["call_id"], c["anomalies"]) for c in read_traces(src).calls]
+    assert stored == in_memory
+    assert [a for *_, a in in_memory] == [[], [], [], ["duplicate_call_id"], []]

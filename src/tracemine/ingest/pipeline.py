@@ -274,9 +274,6 @@ class _FileWriter:
     def __init__(self, con: Any, reader: Reader, key: TaskKey | None, validate: bool) -> None:
         self.con = con
         self.reader = reader
-        # repeated call ids are flagged in the store when the file ends (a set of every
-        # id in a large file would grow with it)
-        reader.flags_repeats = not reader.ids_repeat_across_units
         self.key = key
         self.validate = validate
         self.ingest_id, self.next_key = store.next_ids(con)
@@ -583,8 +580,22 @@ def read_traces(path: str | Path, format: str | None = None) -> Traces:
             call["seq"] = counters.get(run_id, 0)
         counters[run_id] = max(counters.get(run_id, 0), call["seq"] + 1)
         runs.setdefault(run_id, reader.new_run(run_id=run_id))
+    if reader.ids_repeat_across_units:
+        _flag_repeated_ids(calls)
     if reader.orders_by_time:
         calls.sort(key=lambda c: (c["run_id"], c["started_at"] is None, c["started_at"] or 0,
                                   c["source_line"] or 0))  # fmt: skip
     return Traces(source_format=name, runs=list(runs.values()), calls=calls,
                   quarantined=quarantined)  # fmt: skip
+
+
+def _flag_repeated_ids(calls: list[dict[str, Any]]) -> None:
+    """What ``store.flag_repeated_ids_sql`` does in the store, for calls held in memory."""
+    seen: set[tuple[str, str]] = set()
+    for call in calls:
+        if call["call_id"] is None:
+            continue
+        key = (call["run_id"], call["call_id"])
+        if key in seen:
+            call["anomalies"] = [*(call["anomalies"] or []), "duplicate_call_id"]
+        seen.add(key)

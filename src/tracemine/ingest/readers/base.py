@@ -71,14 +71,13 @@ class Reader:
     priority: ClassVar[int] = 50
     #: seq of a run's calls is recomputed from started_at after the file is read
     orders_by_time: ClassVar[bool] = False
-    #: a call id may repeat anywhere in the file (not only within one unit): a reader
-    #: that says so flags repeats itself only when ``flags_repeats`` is left True; the
-    #: ingest writer turns it off and flags them in the store, in bounded memory
+    #: a call id may repeat anywhere in the file (not only within one unit): such a reader
+    #: does not flag repeats itself; whoever collects the file does (ingest in the store,
+    #: with one query; ``read_traces`` over the calls it holds)
     ids_repeat_across_units: ClassVar[bool] = False
 
     def __init__(self, source_file: str) -> None:
         self.source_file = source_file
-        self.flags_repeats = True
 
     @classmethod
     def sniff(cls, unit: Any) -> bool:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracemine.ingest.readers._common import SeenIds
 from tracemine.ingest.readers.base import (
     BadRecord,
     Reader,
@@ -47,7 +46,6 @@ class FlatReader(Reader):
 
     def __init__(self, source_file: str) -> None:
         super().__init__(source_file)
-        self.seen = SeenIds()
         self.last_run: tuple[Any, ...] | None = None
 
     @classmethod
@@ -89,8 +87,6 @@ class FlatReader(Reader):
         if isinstance(result, str):
             result_text = result_text or result
             result = parse_result_text(result)
-        if self.flags_repeats and self.seen.is_duplicate(run_id, call_id):
-            anomalies.append("duplicate_call_id")
         result_call_id = as_str(get("result_call_id")) if rare else None
         seq = get("seq")
         out.call(
