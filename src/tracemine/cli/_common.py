@@ -23,6 +23,12 @@ DbOption = Annotated[Path, typer.Option("--db", help="DuckDB store written by `t
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")
 ]
+ReaderOption = Annotated[
+    str | None, typer.Option("--format", "-f", help="Force a reader instead of detecting it.")
+]
+FoldsOption = Annotated[
+    int, typer.Option("--folds", help="Task folds for cross-fitting (K).", min=2)
+]
 
 
 @contextmanager

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from tracemine.check import CheckReport, check, junit_xml
-from tracemine.cli._common import JsonOption, console, print_json, run
+from tracemine.cli._common import JsonOption, ReaderOption, console, print_json, run
 
 ORDER = 40
 
@@ -19,9 +19,7 @@ def check_command(
     contracts: Annotated[
         Path, typer.Option("--contracts", "-c", help="Contract file (contracts.json) to enforce.")
     ],
-    format: Annotated[
-        str | None, typer.Option("--format", "-f", help="Force a reader instead of detecting it.")
-    ] = None,
+    format: ReaderOption = None,
     junit: Annotated[
         Path | None,
         typer.Option(

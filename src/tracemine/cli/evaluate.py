@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from tracemine.cli._common import JsonOption, console, err_console, print_json, run
+from tracemine.cli._common import FoldsOption, JsonOption, console, err_console, print_json, run
 
 if TYPE_CHECKING:
     from tracemine.evaluate import EvaluationReport
@@ -44,9 +44,7 @@ def evaluate_command(
             "--task-key", help="Task ids for --traces: a run field, metadata key or regex:PATTERN."
         ),
     ] = None,
-    folds: Annotated[
-        int, typer.Option("--folds", help="Task folds for cross-fitting (K).", min=2)
-    ] = 5,
+    folds: FoldsOption = 5,
     target_fa: Annotated[
         float, typer.Option("--target-fa", help="Target false-alarm rate of the miner.")
     ] = 0.01,

@@ -16,7 +16,15 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from tracemine.cli._common import DbOption, JsonOption, console, err_console, print_json, run
+from tracemine.cli._common import (
+    DbOption,
+    JsonOption,
+    ReaderOption,
+    console,
+    err_console,
+    print_json,
+    run,
+)
 from tracemine.ingest import IngestReport, ingest
 
 ORDER = 10
@@ -28,9 +36,7 @@ def ingest_command(
         list[Path], typer.Argument(help="Trace files or folders (.jsonl, .json, .gz).")
     ],
     db: DbOption = Path("traces.duckdb"),
-    format: Annotated[
-        str | None, typer.Option("--format", "-f", help="Force a reader instead of detecting it.")
-    ] = None,
+    format: ReaderOption = None,
     task_key: Annotated[
         str | None,
         typer.Option(

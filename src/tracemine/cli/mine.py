@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from tracemine.cli._common import DbOption, JsonOption, console, print_json, run
+from tracemine.cli._common import DbOption, FoldsOption, JsonOption, console, print_json, run
 
 if TYPE_CHECKING:
     from tracemine.model.contract import ContractFile
@@ -21,9 +21,7 @@ def mine_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Contract file to write (JSON).")] = Path(
         "mined_contracts/candidates.json"
     ),
-    folds: Annotated[
-        int, typer.Option("--folds", help="Task folds for cross-fitting (K).", min=2)
-    ] = 5,
+    folds: FoldsOption = 5,
     target_fa: Annotated[
         float,
         typer.Option(
