@@ -278,7 +278,6 @@ class _FileWriter:
         self.validate = validate
         self.ingest_id, self.next_key = store.next_ids(con)
         self.call_rows: list[tuple[Any, ...]] = []
-        self.calls_missing = 0
         self.first_key = self.next_key
         self.quarantine: dict[str, list[Any]] = {name: [] for name in store.QUARANTINE_COLUMNS}
         self.runs: dict[str, dict[str, Any]] = {}
@@ -330,6 +329,11 @@ class _FileWriter:
         if self.flattener is not None:
             self.flattener.close()
             self.flattener = None
+        report.calls, report.calls_missing_result = store.fetch_one(
+            self.con,
+            "SELECT count(*), count(*) FILTER (status = 'missing') FROM calls WHERE ingest_id = ?",
+            [self.ingest_id],
+        ) or (0, 0)
         if progress:
             progress(self.reader.source_file, size, size)
         return report
@@ -410,7 +414,6 @@ class _FileWriter:
                 *_plain_fields(record),
             )
         )
-        self.calls_missing += missing
 
     # -- writing -------------------------------------------------------------------------
     def _flush(self, final: bool = False) -> None:
@@ -419,8 +422,6 @@ class _FileWriter:
             columns = dict(zip(_ROW_COLUMNS, map(list, zip(*rows, strict=True)), strict=True))
             columns["ingest_id"] = [self.ingest_id] * len(rows)
             store.append(self.con, "calls", columns)
-            self.report.calls += len(rows)
-            self.report.calls_missing_result = self.calls_missing
         if len(self.runs) >= RUNS_IN_MEMORY:
             self._spill_runs()
         if self.quarantine["reason"]:
