@@ -78,3 +78,62 @@ def test_long_arrays_are_capped_and_flagged(tmp_path: Path) -> None:
     assert len(elements) == 1000
     assert next(r for r in rows if r[1] == "result.ids")[6] == 1500
     assert "values_capped" in anomalies
+
+
+# An independent walk: DuckDB's json_tree, its full keys turned into tracemine paths.
+_JSON_TREE_WALK = r"""
+SELECT c.call_key, '{side}',
+       '{side}' || CASE WHEN contains(t.fullkey, '"') THEN
+           regexp_replace(regexp_replace(regexp_replace(substr(t.fullkey, 2),
+               '\."([A-Za-z_][A-Za-z0-9_\-]*)"', '.\1', 'g'),
+               '\."((?:[^"\\]|\\.)*)"', '["\1"]', 'g'),
+               '\[[0-9]+\]', '[*]', 'g')
+           ELSE regexp_replace(substr(t.fullkey, 2), '\[[0-9]+\]', '[*]', 'g') END,
+       CASE t.type WHEN 'OBJECT' THEN 'object' WHEN 'ARRAY' THEN 'array'
+            WHEN 'VARCHAR' THEN 'string' WHEN 'BOOLEAN' THEN 'boolean'
+            WHEN 'NULL' THEN 'null' WHEN 'DOUBLE' THEN 'number' ELSE 'integer' END,
+       CASE WHEN t.type IN ('UBIGINT', 'BIGINT', 'HUGEINT', 'DOUBLE')
+            THEN TRY_CAST(t.atom AS DOUBLE) END,
+       CASE WHEN t.type = 'VARCHAR' THEN left(t.value ->> '$', 256) END,
+       CASE WHEN t.type = 'BOOLEAN' THEN t.atom = 'true' END,
+       CASE t.type WHEN 'ARRAY' THEN json_array_length(t.value)
+            WHEN 'OBJECT' THEN len(json_keys(t.value))
+            WHEN 'VARCHAR' THEN length(t.value ->> '$') END,
+       TRY_CAST(regexp_extract(t.fullkey, '\[([0-9]+)\][^\[]*$', 1) AS INTEGER)
+FROM calls c, json_tree(c.{column}) t
+WHERE c.{column} IS NOT NULL AND NOT regexp_matches(t.fullkey, '\[[0-9]{{4,}}\]')
+"""
+
+
+def test_level_walk_stores_what_a_json_tree_walk_gives(tmp_path: Path) -> None:
+    documents = [
+        {"a b": 1, "a-b": 2, "_x": 3, "1a": 4, "é": 5, 'q"x': 6, "a.b": 7, "": 8, "$x": 9},
+        {"deep": {"er": {"est": [[[{"k": [True, False, None]}]]]}}, "back\\slash": "\\"},
+        {"nums": [0, -1, 2.5, 1e3, -0.0, 10**30, 2**64 - 1, -(2**63), 1e300]},
+        {"empty": {}, "none": [], "s": "é" * 300, "esc": 'tab\tquote"nl\n', "u": "\u2028"},
+        {"long": list(range(1003)), "objs": [{"i": i, "t": [i]} for i in range(1002)]},
+        [1, "two", [3], {"four": 4}],
+        "just a string",
+        17,
+        None,
+        {"dup": 1, "same": {"dup": 2}},
+    ]
+    path = tmp_path / "odd.jsonl"
+    with path.open("w") as out:
+        for i, doc in enumerate(documents):
+            line = {"run_id": "r", "task_id": "t", "tool": "x", "call_id": f"c{i}"}
+            line |= {"arguments": {"doc": doc} if i % 2 else {"i": i}, "result": doc}
+            out.write(json.dumps(line) + "\n")
+    db = tmp_path / "v.duckdb"
+    ingest([path], db)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        stored = con.execute("SELECT * FROM json_values").fetchall()
+        walked = []
+        for side, column in (("args", "arguments"), ("result", "result")):
+            walked += con.execute(_JSON_TREE_WALK.format(side=side, column=column)).fetchall()
+    finally:
+        con.close()
+    key = lambda row: tuple((v is None, str(v)) for v in row)  # noqa: E731
+    assert len(stored) > 4000
+    assert sorted(stored, key=key) == sorted(walked, key=key)
