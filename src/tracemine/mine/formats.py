@@ -2,8 +2,8 @@
 the values that look personal and must never be exported as literals.
 
 A *shape* keeps punctuation and maps ``a-z`` to ``a``, ``A-Z`` to ``A`` and digits to ``9``
-(``#W0038412`` → ``#A9999999``). Shapes are computed in SQL with ``translate`` (no regular
-expression per value) and turned into a pattern here.
+(``#W0038412`` → ``#A9999999``). Shapes are computed in SQL once per distinct string
+(:func:`shapes_sql`) and turned into a pattern here.
 """
 
 from __future__ import annotations
@@ -84,6 +84,17 @@ def shape_sql(column: str = "str") -> str:
     ``translate`` is far slower on long alphabets)."""
     inner = f"regexp_replace({column}, '[a-z]', 'a', 'g')"
     return f"regexp_replace(regexp_replace({inner}, '[A-Z]', 'A', 'g'), '[0-9]', '9', 'g')"
+
+
+def shapes_sql(strings: str) -> str:
+    """SQL relation ``(str, shape)``: each distinct non-null ``str`` of the relation
+    ``strings`` with its shape. Ids repeat across calls, so shaping the distinct strings
+    and joining back costs a fraction of shaping every value. Use it as a
+    ``MATERIALIZED`` CTE: inlined, the optimizer moves the replacements after the join."""
+    return (
+        f"SELECT str, {shape_sql()} AS shape FROM (SELECT DISTINCT str FROM {strings}) d "
+        "WHERE str IS NOT NULL"
+    )
 
 
 def shape(text: str) -> str:

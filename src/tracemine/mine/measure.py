@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from tracemine.mine.context import MineContext, PathProfile
-from tracemine.mine.formats import literal_prefix, shape_sql
+from tracemine.mine.formats import literal_prefix, shape_sql, shapes_sql
 from tracemine.mine.profile import EVERY, Part, Survey, parts
 from tracemine.model.contract import Contract, Kind
 from tracemine.model.paths import parse
@@ -106,7 +106,7 @@ _SHOWN_SQL = (
 )
 # a pattern is checked on the literal prefix plus the shape of the rest: the same answer as
 # the regular expression on the value, with one regular expression per distinct shape
-_PATTERN_KEY = f"f.prefix || substr({shape_sql('v.str')}, length(f.prefix) + 1)"
+_PATTERN_KEY = "r.prefix || substr(s.shape, length(r.prefix) + 1)"
 
 
 def _held_out(part: Part) -> str:
@@ -125,12 +125,16 @@ def pattern_rows_sql(part: Part = EVERY) -> str:
     rest)."""
     return f"""
     CREATE OR REPLACE TEMP TABLE _tm_pattern_rows AS
-    WITH {_held_out(part)}
-    SELECT f.item, v.call_key, v.jtype, v.len, v.str,
-           v.jtype = 'string' AND starts_with(v.str, f.prefix) AS prefixed,
-           CASE WHEN v.jtype = 'string' THEN {_PATTERN_KEY} END AS key
-    FROM v JOIN _tm_fitted f ON f.tool = v.tool AND f.fold = v.fold AND f.path = v.path
-    WHERE f.kind = 'pattern'
+    WITH {_held_out(part)},
+    rows AS (
+        SELECT f.item, f.prefix, v.call_key, v.jtype, v.len, v.str
+        FROM v JOIN _tm_fitted f ON f.tool = v.tool AND f.fold = v.fold AND f.path = v.path
+        WHERE f.kind = 'pattern'
+    ), shapes AS MATERIALIZED ({shapes_sql("rows WHERE jtype = 'string'")})
+    SELECT r.item, r.call_key, r.jtype, r.len, r.str,
+           r.jtype = 'string' AND starts_with(r.str, r.prefix) AS prefixed,
+           CASE WHEN r.jtype = 'string' THEN {_PATTERN_KEY} END AS key
+    FROM rows r LEFT JOIN shapes s ON s.str = r.str
     """
 
 

@@ -34,7 +34,7 @@ import duckdb
 from tracemine.errors import TaskKeyError
 from tracemine.ingest.store import fetch_one
 from tracemine.ingest.taskkey import TaskKey
-from tracemine.mine.formats import format_sql, guess_format, shape_sql
+from tracemine.mine.formats import format_sql, guess_format, shapes_sql
 from tracemine.mine.where import Filter, where_sql
 
 PROFILE_VERSION = "4"
@@ -319,12 +319,15 @@ def profile_values_sql(
         FROM {part.values()} v JOIN {part.calls()} c ON c.call_key = v.call_key
         WHERE jtype IN ('string', 'integer', 'boolean')
           AND (jtype <> 'string' OR len <= {MAX_LITERAL_CHARS})
+    ), shaped AS (
+        SELECT * FROM v WHERE jtype = 'string' AND {_in(survey.shaped)}
+    ), shapes AS MATERIALIZED ({shapes_sql("shaped")}
     ), tagged AS (
         SELECT tool, side, path, task, 'v' AS kind, {value} AS value
         FROM v WHERE {_in(survey.listed)}
         UNION ALL
-        SELECT tool, side, path, task, 'h', {shape_sql()} FROM v
-        WHERE jtype = 'string' AND {_in(survey.shaped)}
+        SELECT v.tool, v.side, v.path, v.task, 'h', s.shape FROM shaped v
+        JOIN shapes s ON s.str = v.str
     ), grouped AS (
         SELECT tool, side, path, task, kind, value, count(*) AS seen
         FROM tagged GROUP BY ALL
