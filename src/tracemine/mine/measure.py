@@ -121,17 +121,17 @@ def _held_out(part: Part) -> str:
 
 def pattern_rows_sql(part: Part = EVERY) -> str:
     """SQL building ``_tm_pattern_rows``: each held-out string of ``part`` under a pattern
-    item, with whether it starts with the literal prefix and its key (prefix + shape of the
-    rest)."""
+    item, with whether it is alone at its path in its call (outside any array), whether it
+    starts with the literal prefix and its key (prefix + shape of the rest)."""
     return f"""
     CREATE OR REPLACE TEMP TABLE _tm_pattern_rows AS
     WITH {_held_out(part)},
     rows AS (
-        SELECT f.item, f.prefix, v.call_key, v.jtype, v.len, v.str
+        SELECT f.item, f.prefix, v.call_key, v.idx IS NULL AS single, v.jtype, v.len, v.str
         FROM v JOIN _tm_fitted f ON f.tool = v.tool AND f.fold = v.fold AND f.path = v.path
         WHERE f.kind = 'pattern'
     ), shapes AS MATERIALIZED ({shapes_sql("rows WHERE jtype = 'string'")})
-    SELECT r.item, r.call_key, r.jtype, r.len, r.str,
+    SELECT r.item, r.call_key, r.single, r.jtype, r.len, r.str,
            r.jtype = 'string' AND starts_with(r.str, r.prefix) AS prefixed,
            CASE WHEN r.jtype = 'string' THEN {_PATTERN_KEY} END AS key
     FROM rows r LEFT JOIN shapes s ON s.str = r.str
@@ -148,28 +148,28 @@ def fitted_sql(part: Part = EVERY, examples: int = _EXAMPLES) -> str:
     sized = "v.jtype IN ('array', 'string', 'object')"
     return f"""
     WITH {_held_out(part)},
-    j AS MATERIALIZED (
-        SELECT f.item, f.kind, f.lo, f.hi, v.call_key, v.jtype, v.num, v.len, v.str, v.bool
+    checked AS (
+        SELECT f.item, v.call_key, v.idx IS NULL AS single, v.jtype, v.num, v.str,
+               CASE f.kind
+                   WHEN 'range' THEN v.jtype NOT IN ('integer', 'number')
+                                     OR v.num < f.lo OR v.num > f.hi
+                   WHEN 'length' THEN NOT {sized} OR v.len < f.lo OR v.len > f.hi
+                   ELSE fv.value IS NULL END AS bad
         FROM v JOIN _tm_fitted f ON f.tool = v.tool AND f.fold = v.fold AND f.path = v.path
+        LEFT JOIN _tm_fitted_values fv ON fv.item = f.item
+             AND fv.value = CASE WHEN f.kind IN ('one_of', 'const') THEN {_VALUE_SQL} END
         WHERE f.kind <> 'pattern'
-    ), checked AS (
-        SELECT v.item, v.call_key, v.jtype, v.num, v.len, v.str, CASE
-            WHEN kind = 'range' THEN v.jtype NOT IN ('integer', 'number')
-                                     OR v.num < lo OR v.num > hi
-            ELSE NOT {sized} OR v.len < lo OR v.len > hi END AS bad
-        FROM j v WHERE kind IN ('range', 'length')
         UNION ALL
-        SELECT v.item, v.call_key, v.jtype, v.num, v.len, v.str, fv.value IS NULL
-        FROM (SELECT *, {_VALUE_SQL} AS value FROM j v WHERE kind IN ('one_of', 'const')) v
-        LEFT JOIN _tm_fitted_values fv ON fv.item = v.item AND fv.value = v.value
-        UNION ALL
-        SELECT v.item, v.call_key, v.jtype, NULL, v.len, v.str,
+        SELECT v.item, v.call_key, v.single, v.jtype, NULL, v.str,
                NOT coalesce(v.prefixed AND ok.ok, FALSE) OR v.len > 256
         FROM _tm_pattern_rows v LEFT JOIN _tm_pattern_ok ok ON ok.item = v.item AND ok.key = v.key
     ), per_call AS (
-        SELECT item, call_key, bool_or(bad) AS bad,
-               min(CASE WHEN bad THEN {_SHOWN_SQL} END) AS shown
-        FROM checked v GROUP BY item, call_key
+        -- a value outside any array is its call's only one at its path: no grouping
+        SELECT item, call_key, bad, CASE WHEN bad THEN {_SHOWN_SQL} END AS shown
+        FROM checked v WHERE single
+        UNION ALL
+        SELECT item, call_key, bool_or(bad), min(CASE WHEN bad THEN {_SHOWN_SQL} END)
+        FROM checked v WHERE NOT single GROUP BY item, call_key
     )
     SELECT item, count(*) AS checked, count(*) FILTER (bad) AS violations,
            min_by([CAST(call_key AS VARCHAR), shown], call_key, {examples})
