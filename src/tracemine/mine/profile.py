@@ -201,7 +201,11 @@ def _in(paths: frozenset[str] | set[str]) -> str:
 
 
 def call_paths_sql(
-    survey: Survey, only: str | None = None, part: Part = EVERY, paths: str | None = None
+    survey: Survey,
+    only: str | None = None,
+    part: Part = EVERY,
+    paths: str | None = None,
+    nested: bool = False,
 ) -> str:
     """A SELECT of one row per nominal call of ``part`` and path: counts by JSON type,
     negatives, zeros, min/max, lengths, strings in the path's format, duplicates, key
@@ -210,7 +214,11 @@ def call_paths_sql(
     A value outside any array is alone at its path in its call, so its row is computed
     without grouping; only values under arrays are aggregated. ``only`` names a table of
     ``path`` to restrict to, ``paths`` a condition on ``path`` (``present_ok`` then needs
-    the parents kept too)."""
+    the parents kept too); ``nested`` says every path kept lies under an array, so there
+    are no single values to read.
+
+    The values are read by each half rather than through a shared CTE: fanning one scan
+    out to two consumers cost more than scanning the part twice."""
     sized = "jtype IN ('array', 'string', 'object')"
     scalar = "coalesce(str, CAST(num AS VARCHAR), CAST(bool AS VARCHAR))"
     fmt = format_sql(survey.formats)
@@ -243,25 +251,26 @@ def call_paths_sql(
     condition = f"WHERE {paths}" if paths else ""
     # duplicates are counted only on array paths of scalars, the costly distinct on those
     dups = _in(survey.distinct)
+    values = f"""(SELECT v.* FROM {part.values()} v
+        SEMI JOIN {part.calls()} c ON c.call_key = v.call_key {restrict} {condition}) v"""
+    singles = f"""
+    SELECT call_key, side, path, {single}, CAST(NULL AS BIGINT) AS n_dup,
+           CASE WHEN path NOT IN ('args', 'result') THEN TRUE END AS present_ok
+    FROM {values} WHERE idx IS NULL
+    UNION ALL"""
     return rf"""
-    WITH v AS (
-        SELECT v.* FROM {part.values()} v
-        SEMI JOIN {part.calls()} c ON c.call_key = v.call_key {restrict} {condition}
-    ), multi AS MATERIALIZED (
+    WITH multi AS MATERIALIZED (
         SELECT call_key, side, path, {many},
                CASE WHEN {dups} AND count(*) > 1
                     THEN count({scalar}) - count(DISTINCT {scalar}) END AS n_dup
-        FROM v WHERE idx IS NOT NULL GROUP BY call_key, side, path
+        FROM {values} WHERE idx IS NOT NULL GROUP BY call_key, side, path
     ), parents AS (
         SELECT path, regexp_replace(path, '\.[A-Za-z_][A-Za-z0-9_\-]*$|\["([^"\\]|\\.)*"\]$', '')
                AS parent
         FROM (SELECT DISTINCT path FROM multi) WHERE NOT suffix(path, '[*]')
-    )
-    SELECT call_key, side, path, {single}, CAST(NULL AS BIGINT) AS n_dup,
-           CASE WHEN path NOT IN ('args', 'result') THEN TRUE END AS present_ok
-    FROM v WHERE idx IS NULL
-    UNION ALL
+    ){"" if nested else singles}
     SELECT m.*, CASE WHEN p.parent IS NOT NULL THEN m.n = coalesce(up.n_object, -1) END
+               AS present_ok
     FROM multi m LEFT JOIN parents p ON p.path = m.path
     LEFT JOIN multi up ON up.call_key = m.call_key AND up.path = p.parent
     """
@@ -289,7 +298,7 @@ def profiles_sql(survey: Survey, part: Part = EVERY, append: bool = False) -> st
     GROUP BY c.tool, v.side, v.path, c.task
     UNION ALL
     SELECT c.tool, p.side, p.path, c.task, {per_call}
-    FROM ({call_paths_sql(survey, part=part, paths=nested)}) p
+    FROM ({call_paths_sql(survey, part=part, paths=nested, nested=True)}) p
     JOIN {part.calls()} c ON c.call_key = p.call_key
     GROUP BY c.tool, p.side, p.path, c.task
     """
