@@ -200,7 +200,7 @@ def target_rows_sql(survey: Survey) -> str:
     property (needs ``_tm_targets`` and ``_tm_only``, their paths and parents)."""
     numeric = "p.n_integer + p.n_number < p.n"
     return f"""
-    WITH tm_call_paths AS MATERIALIZED ({call_paths_sql(survey, "_tm_only")})
+    WITH tm_call_paths AS MATERIALIZED ({call_paths_sql(survey, "_tm_only", dups=False)})
     SELECT t.tid, p.call_key, c.task, CASE t.kind
         WHEN 'non_empty' THEN p.n_empty > 0 OR p.n_len < p.n
         WHEN 'not_null' THEN p.n_null > 0

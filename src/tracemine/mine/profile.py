@@ -206,6 +206,8 @@ def call_paths_sql(
     part: Part = EVERY,
     paths: str | None = None,
     nested: bool = False,
+    dups: bool = True,
+    presence: bool = True,
 ) -> str:
     """A SELECT of one row per nominal call of ``part`` and path: counts by JSON type,
     negatives, zeros, min/max, lengths, strings in the path's format, duplicates, key
@@ -215,7 +217,9 @@ def call_paths_sql(
     without grouping; only values under arrays are aggregated. ``only`` names a table of
     ``path`` to restrict to, ``paths`` a condition on ``path`` (``present_ok`` then needs
     the parents kept too); ``nested`` says every path kept lies under an array, so there
-    are no single values to read.
+    are no single values to read. Without ``dups`` (``presence``) the ``n_dup``
+    (``present_ok``) column is NULL, and the distinct count (the join with the parent
+    path) it needs is not made.
 
     The values are read by each half rather than through a shared CTE: fanning one scan
     out to two consumers cost more than scanning the part twice."""
@@ -250,29 +254,38 @@ def call_paths_sql(
     restrict = f"SEMI JOIN {only} o ON o.path = v.path" if only else ""
     condition = f"WHERE {paths}" if paths else ""
     # duplicates are counted only on array paths of scalars, the costly distinct on those
-    dups = _in(survey.distinct)
+    n_dup = (
+        f"""CASE WHEN {_in(survey.distinct)} AND count(*) > 1
+                 THEN count({scalar}) - count(DISTINCT {scalar}) END"""
+        if dups
+        else "CAST(NULL AS BIGINT)"
+    )
     values = f"""(SELECT v.* FROM {part.values()} v
         SEMI JOIN {part.calls()} c ON c.call_key = v.call_key {restrict} {condition}) v"""
+    nested_rows = (
+        """SELECT m.*, CASE WHEN p.parent IS NOT NULL THEN m.n = coalesce(up.n_object, -1) END
+               AS present_ok
+    FROM multi m LEFT JOIN parents p ON p.path = m.path
+    LEFT JOIN multi up ON up.call_key = m.call_key AND up.path = p.parent"""
+        if presence
+        else "SELECT m.*, CAST(NULL AS BOOLEAN) AS present_ok FROM multi m"
+    )
+    present = "CASE WHEN path NOT IN ('args', 'result') THEN TRUE END"
     singles = f"""
     SELECT call_key, side, path, {single}, CAST(NULL AS BIGINT) AS n_dup,
-           CASE WHEN path NOT IN ('args', 'result') THEN TRUE END AS present_ok
+           {present if presence else "CAST(NULL AS BOOLEAN)"} AS present_ok
     FROM {values} WHERE idx IS NULL
     UNION ALL"""
     return rf"""
-    WITH multi AS MATERIALIZED (
-        SELECT call_key, side, path, {many},
-               CASE WHEN {dups} AND count(*) > 1
-                    THEN count({scalar}) - count(DISTINCT {scalar}) END AS n_dup
+    WITH multi AS {"MATERIALIZED" if presence else ""} (
+        SELECT call_key, side, path, {many}, {n_dup} AS n_dup
         FROM {values} WHERE idx IS NOT NULL GROUP BY call_key, side, path
     ), parents AS (
         SELECT path, regexp_replace(path, '\.[A-Za-z_][A-Za-z0-9_\-]*$|\["([^"\\]|\\.)*"\]$', '')
                AS parent
         FROM (SELECT DISTINCT path FROM multi) WHERE NOT suffix(path, '[*]')
     ){"" if nested else singles}
-    SELECT m.*, CASE WHEN p.parent IS NOT NULL THEN m.n = coalesce(up.n_object, -1) END
-               AS present_ok
-    FROM multi m LEFT JOIN parents p ON p.path = m.path
-    LEFT JOIN multi up ON up.call_key = m.call_key AND up.path = p.parent
+    {nested_rows}
     """
 
 

@@ -178,10 +178,12 @@ def pair_stats_sql(survey: Survey, part: Part = EVERY, append: bool = False) -> 
     head = (
         "INSERT INTO _tm_pair_stats" if append else "CREATE OR REPLACE TEMP TABLE _tm_pair_stats AS"
     )
+    # the relations read neither duplicates nor key presence: skip what those cost
+    per_call = call_paths_sql(survey, "_tm_only", part, dups=False, presence=False)
     return f"""
     {head}
     WITH cp AS (
-        SELECT p.*, c.tool, c.task FROM ({call_paths_sql(survey, "_tm_only", part)}) p
+        SELECT p.*, c.tool, c.task FROM ({per_call}) p
         JOIN {part.calls()} c ON c.call_key = p.call_key
     ), two AS (
         SELECT pr.pid, r.task, r.call_key, CASE
