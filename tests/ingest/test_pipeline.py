@@ -199,11 +199,14 @@ def test_runs_set_aside_past_the_memory_bound_merge_as_if_kept(tmp_path: Path, m
 def test_values_flattened_beside_the_reader_match_a_single_pass(
     tmp_path: Path, monkeypatch
 ) -> None:
-    lines = [dict(x, result={"items": [{"n": i}] * (i % 3), "s": "x" * i}) for i, x in
-             enumerate(_calls(300, task="t"))]  # fmt: skip
+    # every 40th call has an array past the cap: flagged by whichever worker flattens it
+    lines = [dict(x, result={"items": [{"n": i}] * (i % 3), "s": "x" * i,
+                             "ids": list(range(1001 if i % 40 == 0 else 2))})
+             for i, x in enumerate(_calls(300, task="t"))]  # fmt: skip
     src = _write(tmp_path / "v.jsonl", lines)
     sql = ("SELECT c.call_id, v.side, v.path, v.jtype, v.num, v.str, v.len, v.idx "
            "FROM json_values v JOIN calls c USING (call_key) ORDER BY ALL")  # fmt: skip
+    capped = "SELECT call_id FROM calls WHERE list_contains(anomalies, 'values_capped') ORDER BY 1"
     ingest([src], tmp_path / "one.duckdb")
     monkeypatch.setattr(pipeline, "FLATTEN_CALLS", 7)
     monkeypatch.setattr(pipeline, "BATCH_CALLS", 3)
@@ -211,6 +214,9 @@ def test_values_flattened_beside_the_reader_match_a_single_pass(
     single = _table(tmp_path / "one.duckdb", sql)
     assert len(single) > 1000
     assert _table(tmp_path / "many.duckdb", sql) == single
+    flagged = _table(tmp_path / "one.duckdb", capped)
+    assert len(flagged) == 8
+    assert _table(tmp_path / "many.duckdb", capped) == flagged
 
 
 def test_a_flatten_failure_leaves_nothing_behind(tmp_path: Path, monkeypatch) -> None:

@@ -265,9 +265,8 @@ class _Flattener:
 
     def close(self) -> None:
         """Wait for every submitted range; raise what failed."""
-        for thread in self.threads:
-            if thread.is_alive():
-                self.ranges.put(None)
+        for _ in self.threads:  # a worker only stops at the None it takes
+            self.ranges.put(None)
         for thread in self.threads:
             thread.join()
         self._raise()

@@ -309,14 +309,15 @@ MAX_ARRAY_ITEMS = 1000
 _KEY_STEP = r"""CASE WHEN regexp_full_match(key, '[A-Za-z_][A-Za-z0-9_\-]*') THEN '.' || key
      ELSE '[' || to_json(key)::VARCHAR || ']' END"""
 
-# What a node of one level stores, from its JSON text ``v`` and ``json_type(v)``.
+# What a node of one level stores, from its JSON text ``v`` and ``json_type(v)``; an
+# object's keys are read once, for its size here and its children at the next level.
 _NODE_FIELDS = """
     CASE WHEN type IN ('UBIGINT', 'BIGINT', 'HUGEINT', 'DOUBLE')
          THEN TRY_CAST(v::VARCHAR AS DOUBLE) END AS num,
     CASE WHEN type = 'VARCHAR' THEN v ->> '$' END AS text,
     CASE WHEN type = 'BOOLEAN' THEN v::VARCHAR = 'true' END AS bool,
-    CASE type WHEN 'ARRAY' THEN json_array_length(v)
-         WHEN 'OBJECT' THEN json_array_length(json_keys(v)::JSON) END AS size"""
+    CASE WHEN type = 'OBJECT' THEN json_keys(v) END AS keys,
+    CASE type WHEN 'ARRAY' THEN json_array_length(v) WHEN 'OBJECT' THEN len(keys) END AS size"""
 
 # The type of a child as json_type names it, read off the first character of its
 # (minified) JSON text; only numbers need parsing, to tell integers from doubles.
@@ -340,8 +341,7 @@ _NEXT_LEVEL_SQL = f"""
 CREATE OR REPLACE TEMP TABLE {_FLAT}_next AS
 SELECT *, {_NODE_FIELDS} FROM (
     SELECT call_key, k || {_KEY_STEP} AS k, idx, child AS v, {_CHILD_TYPE} AS type
-    FROM (SELECT call_key, k, idx, unnest(json_keys(v)) AS key,
-                 unnest(json_extract(v, '$.*')) AS child
+    FROM (SELECT call_key, k, idx, unnest(keys) AS key, unnest(json_extract(v, '$.*')) AS child
           FROM {_FLAT} WHERE type = 'OBJECT')
     UNION ALL
     SELECT call_key, k || '[*]', i::INTEGER, child, {_CHILD_TYPE}
@@ -381,14 +381,11 @@ def flatten(con: duckdb.DuckDBPyConnection, first: int, last: int) -> None:
         emit = _emit_level_sql(side)
         while True:
             con.execute(emit)
-            containers = fetch_one(
-                con, f"SELECT count(*) FROM {_FLAT} WHERE type IN ('OBJECT', 'ARRAY')"
-            )
-            if not containers or not containers[0]:
-                break
-            con.execute(_NEXT_LEVEL_SQL)
+            nodes = fetch_one(con, _NEXT_LEVEL_SQL)  # how many the next level has
             con.execute(f"DROP TABLE {_FLAT}; ALTER TABLE {_FLAT}_next RENAME TO {_FLAT}")
-    con.execute(f"DROP TABLE IF EXISTS {_FLAT}")
+            if not nodes or not nodes[0]:
+                break
+    con.execute(f"DROP TABLE {_FLAT}")
     con.execute(mark_capped_sql(), span)
 
 
