@@ -25,9 +25,11 @@ from tracemine.model.contract import ContractFile
 
 FOLD_SUPPORT = 2
 """Distinct tasks a template needs in one context before it proposes anything."""
-# DuckDB's buffers while mining. The statements over values run a part of the tasks at a
-# time (profile.PART_CALLS), so they need a fraction of this; the cap keeps DuckDB from
-# caching the whole store as it reads it, which without one grows with the store.
+# DuckDB's buffers while mining. Profiles, pair counts and held-out counts run a part of
+# the tasks at a time (profile.PART_CALLS), so they need a fraction of this; conditional
+# mining reads the whole store, but only the few paths it targets and their parents. The
+# cap keeps DuckDB from caching the whole store as it reads it, which without one grows
+# with the store.
 # TRACEMINE_DUCKDB_MEMORY overrides it.
 MINE_MEMORY_LIMIT: str | None = "1GB"
 

@@ -2,8 +2,8 @@
 the values that look personal and must never be exported as literals.
 
 A *shape* keeps punctuation and maps ``a-z`` to ``a``, ``A-Z`` to ``A`` and digits to ``9``
-(``#W0038412`` → ``#A9999999``). Shapes are computed in SQL once per distinct string
-(:func:`shapes_sql`) and turned into a pattern here.
+(``#W0038412`` → ``#A9999999``). Profiles and pattern checks compute shapes in SQL once
+per distinct string (:func:`shapes_sql`); they are turned into a pattern here.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.formats import literal_prefix, shape_sql, shapes_sql
-from tracemine.mine.profile import EVERY, Part, Survey, parts
+from tracemine.mine.profile import Part, Survey, parts
 from tracemine.model.contract import Contract, Kind
 from tracemine.model.paths import parse
 
@@ -104,9 +104,6 @@ _SHOWN_SQL = (
     "WHEN v.jtype IN ('integer', 'number') THEN 'number ' || CAST(v.num AS VARCHAR) "
     "ELSE v.jtype END"
 )
-# a pattern is checked on the literal prefix plus the shape of the rest: the same answer as
-# the regular expression on the value, with one regular expression per distinct shape
-_PATTERN_KEY = "r.prefix || substr(s.shape, length(r.prefix) + 1)"
 
 
 def _held_out(part: Part) -> str:
@@ -119,10 +116,12 @@ def _held_out(part: Part) -> str:
     """
 
 
-def pattern_rows_sql(part: Part = EVERY) -> str:
+def pattern_rows_sql(part: Part) -> str:
     """SQL building ``_tm_pattern_rows``: each held-out string of ``part`` under a pattern
     item, with whether it is alone at its path in its call (outside any array), whether it
-    starts with the literal prefix and its key (prefix + shape of the rest)."""
+    starts with the literal prefix and its key: the prefix plus the shape of the rest,
+    which answers as the pattern's regular expression on the value would, with one
+    regular expression per distinct key."""
     return f"""
     CREATE OR REPLACE TEMP TABLE _tm_pattern_rows AS
     WITH {_held_out(part)},
@@ -133,14 +132,15 @@ def pattern_rows_sql(part: Part = EVERY) -> str:
     ), shapes AS MATERIALIZED ({shapes_sql("rows WHERE jtype = 'string'")})
     SELECT r.item, r.call_key, r.single, r.jtype, r.len, r.str,
            r.jtype = 'string' AND starts_with(r.str, r.prefix) AS prefixed,
-           CASE WHEN r.jtype = 'string' THEN {_PATTERN_KEY} END AS key
+           CASE WHEN r.jtype = 'string'
+                THEN r.prefix || substr(s.shape, length(r.prefix) + 1) END AS key
     FROM rows r LEFT JOIN shapes s ON s.str = r.str
     """
 
 
-def fitted_sql(part: Part = EVERY, examples: int = _EXAMPLES) -> str:
+def fitted_sql(part: Part) -> str:
     """SQL counting, per fitted item (a contract fitted on the other folds), the calls of
-    its held-out fold (within ``part``) checked and violating, with the ``examples``
+    its held-out fold (within ``part``) checked and violating, with the ``_EXAMPLES``
     violating calls of lowest key and what they showed (strings redacted to shapes). Every
     check is per value; a call violates when one of its values does. Needs ``_tm_fitted``,
     ``_tm_fitted_values``, ``_tm_pattern_rows``, ``_tm_pattern_ok``, ``_tm_only`` and
@@ -172,7 +172,7 @@ def fitted_sql(part: Part = EVERY, examples: int = _EXAMPLES) -> str:
         FROM checked v WHERE NOT single GROUP BY item, call_key
     )
     SELECT item, count(*) AS checked, count(*) FILTER (bad) AS violations,
-           min_by([CAST(call_key AS VARCHAR), shown], call_key, {examples})
+           min_by([CAST(call_key AS VARCHAR), shown], call_key, {_EXAMPLES})
                FILTER (bad) AS examples
     FROM per_call GROUP BY item
     """

@@ -2,8 +2,10 @@
 
     tm_calls           the nominal calls (status ok, runs passing ``where``) with their task
                        and part (below)
-    tm_path_survey     per path: the format its strings seem to have, whether its values are
-                       few enough to list, whether duplicates within a call are counted
+    tm_profile_state   the fingerprint the tables were built for, counts, and the path
+                       survey: per path, the format its strings seem to have, whether its
+                       values are few enough to list, whether duplicates within a call are
+                       counted, whether its strings get shape profiles
     tm_profiles        per tool, side, path and task: how many calls had each property
                        (types, nulls, negatives, zeros, empties, format, duplicates, key
                        present), min/max of numbers, lengths and strings, sums for spread
@@ -90,14 +92,12 @@ MAX_COLUMNS = frozenset({"nmax", "lmax", "smax"})
 class Survey:
     """What a first cheap pass learns per path: its likely format, whether its values are
     worth listing, whether duplicates within a call are counted, whether its strings look
-    like ids (short, with digits, no known format) and get shape profiles, and which
-    paths lie under an array (several values per call)."""
+    like ids (short, with digits, no known format) and get shape profiles."""
 
     formats: dict[str, str] = field(default_factory=dict)
     listed: frozenset[str] = frozenset()
     distinct: frozenset[str] = frozenset()
     shaped: frozenset[str] = frozenset()
-    nested: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -134,12 +134,10 @@ def parts(con: duckdb.DuckDBPyConnection) -> list[Part]:
     return [Part(int(k), int(first), int(last)) for k, first, last in rows] or [EVERY]
 
 
-def nominal_calls_sql(where: str, task_table: str | None, part_calls: int | None = None) -> str:
+def nominal_calls_sql(where: str, task_table: str | None) -> str:
     """SQL building ``tm_calls``: calls that ended ok, in runs passing ``where``, with the
     task they belong to (a run without one is its own task, ``run:<run_id>``) and the
-    part of that task: tasks ordered by their first call, cut every ``part_calls`` calls
-    (default ``PART_CALLS``)."""
-    part_calls = part_calls or PART_CALLS
+    part of that task: tasks ordered by their first call, cut every ``PART_CALLS`` calls."""
     source = "t.task" if task_table else "r.task_id"
     join = f"LEFT JOIN {task_table} t ON t.run_id = c.run_id" if task_table else ""
     return f"""
@@ -152,7 +150,7 @@ def nominal_calls_sql(where: str, task_table: str | None, part_calls: int | None
     ), tasks AS (
         SELECT task, min(call_key) AS first, count(*) AS n FROM nominal GROUP BY task
     ), cut AS (
-        SELECT task, (sum(n) OVER (ORDER BY first, task) - n) // {part_calls} AS part
+        SELECT task, (sum(n) OVER (ORDER BY first, task) - n) // {PART_CALLS} AS part
         FROM tasks
     )
     SELECT n.*, cut.part FROM nominal n JOIN cut ON cut.task = n.task
@@ -175,7 +173,7 @@ def survey_sql() -> str:
 
 
 def read_survey(con: duckdb.DuckDBPyConnection) -> Survey:
-    formats, listed, distinct, shaped, under = {}, set(), set(), set(), set()
+    formats, listed, distinct, shaped = {}, set(), set(), set()
     rows = con.execute(survey_sql()).fetchall()
     for path, low, high, longest, count, nested, scalar, strings in rows:
         name = guess_format(low, high)
@@ -188,11 +186,7 @@ def read_survey(con: duckdb.DuckDBPyConnection) -> Survey:
             listed.add(path)
         if nested and scalar:
             distinct.add(path)
-        if nested:
-            under.add(path)
-    return Survey(
-        formats, frozenset(listed), frozenset(distinct), frozenset(shaped), frozenset(under)
-    )
+    return Survey(formats, frozenset(listed), frozenset(distinct), frozenset(shaped))
 
 
 def _in(paths: frozenset[str] | set[str]) -> str:
@@ -204,8 +198,7 @@ def call_paths_sql(
     survey: Survey,
     only: str | None = None,
     part: Part = EVERY,
-    paths: str | None = None,
-    nested: bool = False,
+    singles: bool = True,
     dups: bool = True,
     presence: bool = True,
 ) -> str:
@@ -215,9 +208,8 @@ def call_paths_sql(
 
     A value outside any array is alone at its path in its call, so its row is computed
     without grouping; only values under arrays are aggregated. ``only`` names a table of
-    ``path`` to restrict to, ``paths`` a condition on ``path`` (``present_ok`` then needs
-    the parents kept too); ``nested`` says every path kept lies under an array, so there
-    are no single values to read. Without ``dups`` (``presence``) the ``n_dup``
+    ``path`` to restrict to; without ``singles`` only the rows of values under arrays are
+    made. Without ``dups`` (``presence``) the ``n_dup``
     (``present_ok``) column is NULL, and the distinct count (the join with the parent
     path) it needs is not made.
 
@@ -252,7 +244,6 @@ def call_paths_sql(
     single = ", ".join(f"{one} AS {name}" for name, one, _ in columns)
     many = ", ".join(f"{agg} AS {name}" for name, _, agg in columns)
     restrict = f"SEMI JOIN {only} o ON o.path = v.path" if only else ""
-    condition = f"WHERE {paths}" if paths else ""
     # duplicates are counted only on array paths of scalars, the costly distinct on those
     n_dup = (
         f"""CASE WHEN {_in(survey.distinct)} AND count(*) > 1
@@ -261,7 +252,7 @@ def call_paths_sql(
         else "CAST(NULL AS BIGINT)"
     )
     values = f"""(SELECT v.* FROM {part.values()} v
-        SEMI JOIN {part.calls()} c ON c.call_key = v.call_key {restrict} {condition}) v"""
+        SEMI JOIN {part.calls()} c ON c.call_key = v.call_key {restrict}) v"""
     nested_rows = (
         """SELECT m.*, CASE WHEN p.parent IS NOT NULL THEN m.n = coalesce(up.n_object, -1) END
                AS present_ok
@@ -271,7 +262,7 @@ def call_paths_sql(
         else "SELECT m.*, CAST(NULL AS BOOLEAN) AS present_ok FROM multi m"
     )
     present = "CASE WHEN path NOT IN ('args', 'result') THEN TRUE END"
-    singles = f"""
+    singles_rows = f"""
     SELECT call_key, side, path, {single}, CAST(NULL AS BIGINT) AS n_dup,
            {present if presence else "CAST(NULL AS BOOLEAN)"} AS present_ok
     FROM {values} WHERE idx IS NULL
@@ -284,41 +275,41 @@ def call_paths_sql(
         SELECT path, regexp_replace(path, '\.[A-Za-z_][A-Za-z0-9_\-]*$|\["([^"\\]|\\.)*"\]$', '')
                AS parent
         FROM (SELECT DISTINCT path FROM multi) WHERE NOT suffix(path, '[*]')
-    ){"" if nested else singles}
+    ){singles_rows if singles else ""}
     {nested_rows}
     """
 
 
-def profiles_sql(survey: Survey, part: Part = EVERY, append: bool = False) -> str:
+def profiles_sql(survey: Survey, part: Part, append: bool = False) -> str:
     """SQL building ``tm_profiles`` (or, with ``append``, adding to it): one row per tool,
     side, path and task of ``part``.
 
-    Paths outside arrays hold one value per call, so their task rows aggregate the values
-    directly; paths under arrays are first aggregated per call (:func:`call_paths_sql`).
-    A path is one or the other, so the two halves never share a row."""
+    Values outside arrays (``idx`` NULL) are alone at their path in their call, so their
+    task rows aggregate the values directly; values under arrays are first aggregated per
+    call (:func:`call_paths_sql`). A path's values are all one or all the other, so the two
+    halves never share a row."""
     fmt = format_sql(survey.formats)
     per_call = ", ".join(f"{calls} AS {name}" for name, calls, _ in _PROFILE_COLUMNS)
     per_value = ", ".join(
         f"{values.replace('{fmt}', fmt)} AS {name}" for name, _, values in _PROFILE_COLUMNS
     )
-    nested = _in(survey.nested)
     head = "INSERT INTO tm_profiles" if append else "CREATE OR REPLACE TABLE tm_profiles AS"
     return f"""
     {head}
     SELECT c.tool, v.side, v.path, c.task, {per_value}
     FROM {part.values()} v JOIN {part.calls()} c ON c.call_key = v.call_key
-    WHERE v.idx IS NULL AND NOT {nested}
+    WHERE v.idx IS NULL
     GROUP BY c.tool, v.side, v.path, c.task
     UNION ALL
     SELECT c.tool, p.side, p.path, c.task, {per_call}
-    FROM ({call_paths_sql(survey, part=part, paths=nested, nested=True)}) p
+    FROM ({call_paths_sql(survey, part=part, singles=False)}) p
     JOIN {part.calls()} c ON c.call_key = p.call_key
     GROUP BY c.tool, p.side, p.path, c.task
     """
 
 
 def profile_values_sql(
-    survey: Survey, part: Part = EVERY, append: bool = False, cap: int = VALUES_PER_TASK
+    survey: Survey, part: Part, append: bool = False, cap: int = VALUES_PER_TASK
 ) -> str:
     """SQL building ``tm_profile_values`` (or, with ``append``, adding ``part``'s rows):
     per tool, path and task the most frequent values (kind ``v``, JSON-encoded; listed
@@ -420,8 +411,7 @@ def ensure_profiles(
                 "fingerprint": print_, "calls": int(counts[0]), "tasks": int(counts[1]),
                 "runs": int(counts[2]), "runs_without_task": int(counts[3]),
                 "survey": {"formats": survey.formats, "listed": sorted(survey.listed),
-                           "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped),
-                           "nested": sorted(survey.nested)},
+                           "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped)},
             }  # fmt: skip
             con.execute(
                 "INSERT OR REPLACE INTO tm_profile_state VALUES ('state', ?)", [json.dumps(state)]
@@ -435,8 +425,8 @@ def ensure_profiles(
         fingerprint=print_, reused=reused, calls=state["calls"], tasks=state["tasks"],
         runs=state["runs"], runs_without_task=state["runs_without_task"],
         seconds=round(time.perf_counter() - started, 3),
-        survey=Survey(saved["formats"], *(frozenset(saved[k]) for k in ("listed", "distinct",
-                                                                        "shaped", "nested"))),
+        survey=Survey(saved["formats"],
+                      *(frozenset(saved[k]) for k in ("listed", "distinct", "shaped"))),
     )  # fmt: skip
 
 

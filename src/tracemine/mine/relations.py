@@ -18,7 +18,7 @@ import pyarrow as pa
 from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.formats import name_tokens
 from tracemine.mine.measure import Measure
-from tracemine.mine.profile import EVERY, Part, Survey, call_paths_sql, parts
+from tracemine.mine.profile import Part, Survey, call_paths_sql, parts
 from tracemine.model.contract import Contract, Kind
 
 LIMIT_WORDS = frozenset({"limit", "max", "top", "size", "count", "num", "n", "k", "per", "page"})
@@ -170,7 +170,7 @@ SUM_TOLERANCE = 0.01
 floating amounts within a cent."""
 
 
-def pair_stats_sql(survey: Survey, part: Part = EVERY, append: bool = False) -> str:
+def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
     """SQL building ``_tm_pair_stats(pid, task, checked, v1..v4)`` from ``_tm_pairs``
     (and ``_tm_only``, the paths they name), or with ``append`` adding ``part``'s tasks."""
     num_l = "l.n_integer + l.n_number = l.n"
