@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gc
 import weakref
-from dataclasses import astuple
+from dataclasses import astuple, fields
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import pytest
 
 from tracemine.openapi import declared, declared_contracts, load_spec
 from tracemine.openapi.declared import Coverage, operation_facts
+from tracemine.openapi.nodes import Node
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
 
@@ -88,7 +89,19 @@ def _document() -> dict[str, Any]:
     }
 
 
-def _facts(spec: Any, index: int) -> tuple[list[tuple[Any, ...]], tuple[Any, ...]]:
+class _Forgetful(dict):
+    """A subtree memo that keeps nothing, so every subtree is walked afresh."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+def _facts(
+    spec: Any, index: int, memo: bool = True
+) -> tuple[list[tuple[Any, ...]], tuple[Any, ...]]:
+    if not memo:
+        for side in ("args", "result"):
+            spec.refs.flat_cache[("subtrees", side)] = _Forgetful()
     coverage = Coverage()
     facts = operation_facts(spec.operations[index], spec.refs, coverage)
     return [astuple(f) for f in facts], astuple(coverage)
@@ -100,7 +113,8 @@ def test_facts_do_not_depend_on_what_was_walked_before(
 ) -> None:
     monkeypatch.setattr(declared, "MAX_NODES", cap)
     count = len(load_spec(_document()).operations)
-    alone = [_facts(load_spec(_document()), i) for i in range(count)]
+    # the baseline: each operation in a document of its own, no subtree copied
+    alone = [_facts(load_spec(_document()), i, memo=False) for i in range(count)]
     shared = load_spec(_document())
     in_order = [_facts(shared, i) for i in range(count)]
     backwards = load_spec(_document())
@@ -133,3 +147,13 @@ def test_the_collector_is_left_as_it_was() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_copied_node_keeps_every_field_but_the_memo() -> None:
+    # Node.copy passes the fields by position: a field added or moved must not shift them
+    node = Node(**{f.name: object() for f in fields(Node)})
+    copy = node.copy()
+    assert copy.memo is None
+    for f in fields(Node):
+        if f.name != "memo":
+            assert getattr(copy, f.name) is getattr(node, f.name), f.name

@@ -11,7 +11,8 @@ agent's tool call carries. A body that is not an object sits under ``args.body``
     minLength/maxLength   → length             pattern, format, uniqueItems → …, unique
 
 Walking stops at a ``$ref`` it is already inside (recursive schemas), below
-``MAX_DEPTH`` steps, and after ``MAX_NODES`` values per side (huge generated schemas).
+``MAX_DEPTH`` steps, and once ``MAX_NODES`` values per side have been seen or are waiting
+to be (huge generated schemas).
 """
 
 from __future__ import annotations
@@ -345,21 +346,17 @@ def _step(name: str) -> str:
 def _node_facts(
     node: Node, required: bool, side: str, root_text: str
 ) -> tuple[list[tuple[Any, ...]], frozenset[Kind]]:
-    """Declared and prose facts of one node, computed once per shared node (a component
-    schema reached from many operations) and side."""
-    key = (required, side, root_text)
-    memo = node.memo
-    if memo is not None and key in memo:
-        return memo[key]
+    """Declared and prose facts of one node and side, kept in the node's memo: a shared
+    node (a component schema reached from many operations) computes them once. The walk
+    looks in the memo before calling this."""
     own, kinds = _declared(node, required)
     found: list[tuple[Any, ...]] = [(k, p, node.pointer, Source.DECLARED, "") for k, p in own]
     text = node.description or root_text
     if text:
         for kind, params, excerpt in prose.propose(text, node, set(kinds), side):
             found.append((kind, params, node.pointer, Source.PROSE, excerpt))
-    if node.memo is None:
-        node.memo = {}
-    node.memo[key] = (found, kinds)
+    assert node.memo is not None  # made by _declared
+    node.memo[(required, side, root_text)] = (found, kinds)
     return found, kinds
 
 

@@ -20,36 +20,37 @@ class Child:
     key: str | None = None  # names it within its document, for the cache; None: not cached
 
 
+MAX_KEY = 4000
+"""A child whose cache key would be this long or longer is not cached (hashing the key
+would cost more than flattening it again)."""
+
+
+def _key(union: bool, positions: str) -> str | None:
+    key = ("|(" if union else "&(") + positions + ")"
+    return key if len(key) < MAX_KEY else None
+
+
 def child(parts: tuple[Any, ...], union: bool = False) -> Child:
     """A :class:`Child` with its cache key (the positions of its parts)."""
     if len(parts) == 1:
         part = parts[0]
         one = part.base + part.pointer if isinstance(part, Loc) else part.key
-        if one is None or len(one) >= 3997:
-            return Child(parts, union, None)
-        return Child(parts, union, ("|(" if union else "&(") + one + ")")
+        return Child(parts, union, None if one is None else _key(union, one))
     keys = [p.base + p.pointer if isinstance(p, Loc) else p.key for p in parts]
-    key = None
-    if None not in keys:
-        key = ("|(" if union else "&(") + ",".join(keys) + ")"
-    return Child(parts, union, key if key is None or len(key) < 4000 else None)
+    return Child(parts, union, None if None in keys else _key(union, ",".join(keys)))
 
 
-def property_children(loc: Loc, names: Any) -> dict[str, Child]:
-    """``child((loc.child("properties", name),))`` for each string in ``names``, made in
-    one go (the hot path of flattening a large document)."""
-    props = loc.node["properties"]
+def property_children(loc: Loc) -> dict[str, Child]:
+    """``child((loc.child("properties", name),))`` for each string-named property of the
+    object schema at ``loc``, made in one go (the hot path of flattening a large
+    document)."""
     base = loc.base
     prefix = loc.pointer + "/properties/"
     out: dict[str, Child] = {}
-    for name in names:
-        if not isinstance(name, str):
-            continue
-        pointer = prefix + escape(name)
-        key = "&(" + base + pointer + ")"
-        out[name] = Child(
-            (Loc(props[name], base, pointer),), False, key if len(key) < 4000 else None
-        )
+    for name, schema in loc.node["properties"].items():
+        if isinstance(name, str):
+            pointer = prefix + escape(name)
+            out[name] = Child((Loc(schema, base, pointer),), False, _key(False, base + pointer))
     return out
 
 

@@ -126,7 +126,9 @@ class Refs:
             base, self.specification.create_resource(document)
         )
         self._cache: dict[tuple[str, str], Loc] = {}
-        self.flat_cache: dict[Any, Any] = {}  # flattened schema positions (schema.py)
+        # what walking this document computes once: flattened schema positions (schema.py),
+        # walks of result schemas, shared-subtree memos and recursion marks (declared.py)
+        self.flat_cache: dict[Any, Any] = {}
         self.in_progress: set[str] = set()  # positions being flattened (schema.py)
         self.remote: set[str] = set()
         # the shortcut for local pointers holds where the library would name the same file

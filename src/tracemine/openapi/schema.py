@@ -149,7 +149,7 @@ def _own(loc: Loc) -> Node:
         node.required = frozenset(r for r in required if isinstance(r, str))
     properties = get("properties")
     if isinstance(properties, dict):
-        node.properties = property_children(loc, properties)
+        node.properties = property_children(loc)
     if isinstance(get("items"), dict):
         node.items = child((loc.child("items"),))
     enum = get("enum")
