@@ -199,7 +199,7 @@ def test_runs_set_aside_past_the_memory_bound_merge_as_if_kept(tmp_path: Path, m
 def test_values_flattened_beside_the_reader_match_a_single_pass(
     tmp_path: Path, monkeypatch
 ) -> None:
-    # every 40th call has an array past the cap: flagged by whichever worker flattens it
+    # every 40th call has an array past the cap: flagged by the thread as by a single pass
     lines = [dict(x, result={"items": [{"n": i}] * (i % 3), "s": "x" * i,
                              "ids": list(range(1001 if i % 40 == 0 else 2))})
              for i, x in enumerate(_calls(300, task="t"))]  # fmt: skip

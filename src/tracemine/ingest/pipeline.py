@@ -225,39 +225,30 @@ def _ingest_file(
 
 
 class _Flattener:
-    """Flattens committed ranges of calls into ``json_values`` while the reader goes on, in
-    ``workers`` threads with a connection each: DuckDB works outside the GIL, so parsing
-    and flattening overlap. Two workers, because one range is flattened by many small
-    statements that each keep about one core busy. The queue is short, so the reader
-    waits rather than running ahead of what is flattened."""
+    """Flattens committed ranges of calls into ``json_values`` on its own connection, in a
+    thread, while the reader goes on: DuckDB works outside the GIL, so parsing and
+    flattening overlap on two cores. The queue is short, so the reader waits rather than
+    running ahead of what is flattened."""
 
-    def __init__(self, con: Any, workers: int = 2) -> None:
-        self.ranges: queue.Queue[tuple[int, int] | None] = queue.Queue(maxsize=workers)
+    def __init__(self, con: Any) -> None:
+        self.cursor = con.cursor()
+        self.ranges: queue.Queue[tuple[int, int] | None] = queue.Queue(maxsize=2)
         self.error: BaseException | None = None
-        self.threads = [
-            threading.Thread(
-                target=self._work, args=(con.cursor(),), name="tracemine-flatten", daemon=True
-            )
-            for _ in range(workers)
-        ]
-        for thread in self.threads:
-            thread.start()
+        self.thread = threading.Thread(target=self._work, name="tracemine-flatten", daemon=True)
+        self.thread.start()
 
-    def _work(self, cursor: Any) -> None:
-        try:
-            while (span := self.ranges.get()) is not None:
-                if self.error is not None:
-                    continue  # drain: the reader learns of the error on its next submit
-                try:
-                    cursor.execute("BEGIN TRANSACTION")
-                    store.flatten(cursor, *span)
-                    cursor.execute("COMMIT")
-                except BaseException as exc:  # handed to the reading thread
-                    self.error = exc
-                    with suppress(Exception):  # the transaction may not be open
-                        cursor.execute("ROLLBACK")
-        finally:
-            cursor.close()
+    def _work(self) -> None:
+        while (span := self.ranges.get()) is not None:
+            if self.error is not None:
+                continue  # drain: the reader learns of the error on its next submit
+            try:
+                self.cursor.execute("BEGIN TRANSACTION")
+                store.flatten(self.cursor, *span)
+                self.cursor.execute("COMMIT")
+            except BaseException as exc:  # handed to the reading thread
+                self.error = exc
+                with suppress(Exception):  # the transaction may not be open
+                    self.cursor.execute("ROLLBACK")
 
     def submit(self, first: int, last: int) -> None:
         self._raise()
@@ -265,10 +256,10 @@ class _Flattener:
 
     def close(self) -> None:
         """Wait for every submitted range; raise what failed."""
-        for _ in self.threads:  # a worker only stops at the None it takes
+        if self.thread.is_alive():
             self.ranges.put(None)
-        for thread in self.threads:
-            thread.join()
+            self.thread.join()
+        self.cursor.close()
         self._raise()
 
     def _raise(self) -> None:

@@ -304,88 +304,51 @@ def upsert_runs(con: duckdb.DuckDBPyConnection, columns: dict[str, list[Any]]) -
 MAX_ARRAY_ITEMS = 1000
 """Array elements past this index are not flattened (the array's length still is)."""
 
-# A key that reads as a name joins its path as ``.key``; any other as ``["key"]``, escaped
-# as a JSON string.
-_KEY_STEP = r"""CASE WHEN regexp_full_match(key, '[A-Za-z_][A-Za-z0-9_\-]*') THEN '.' || key
-     ELSE '[' || to_json(key)::VARCHAR || ']' END"""
-
-# What a node of one level stores, from its JSON text ``v`` and ``json_type(v)``; an
-# object's keys are read once, for its size here and its children at the next level.
-_NODE_FIELDS = """
-    CASE WHEN type IN ('UBIGINT', 'BIGINT', 'HUGEINT', 'DOUBLE')
-         THEN TRY_CAST(v::VARCHAR AS DOUBLE) END AS num,
-    CASE WHEN type = 'VARCHAR' THEN v ->> '$' END AS text,
-    CASE WHEN type = 'BOOLEAN' THEN v::VARCHAR = 'true' END AS bool,
-    CASE WHEN type = 'OBJECT' THEN json_keys(v) END AS keys,
-    CASE type WHEN 'ARRAY' THEN json_array_length(v) WHEN 'OBJECT' THEN len(keys) END AS size"""
-
-# The type of a child as json_type names it, read off the first character of its
-# (minified) JSON text; only numbers need parsing, to tell integers from doubles.
-_CHILD_TYPE = """CASE left(child::VARCHAR, 1) WHEN '{' THEN 'OBJECT' WHEN '[' THEN 'ARRAY'
-     WHEN '"' THEN 'VARCHAR' WHEN 't' THEN 'BOOLEAN' WHEN 'f' THEN 'BOOLEAN'
-     WHEN 'n' THEN 'NULL' ELSE json_type(child) END"""
-
-_FLAT = "tracemine_flat"  # one level of nodes, a temporary table of the flattening connection
-
-
-def _first_level_sql(column: str) -> str:
-    return f"""
-    CREATE OR REPLACE TEMP TABLE {_FLAT} AS
-    SELECT *, {_NODE_FIELDS} FROM (
-        SELECT call_key, '' AS k, NULL::INTEGER AS idx, {column} AS v, json_type({column}) AS type
-        FROM calls WHERE call_key BETWEEN $1 AND $2 AND {column} IS NOT NULL)
-    """
-
-
-_NEXT_LEVEL_SQL = f"""
-CREATE OR REPLACE TEMP TABLE {_FLAT}_next AS
-SELECT *, {_NODE_FIELDS} FROM (
-    SELECT call_key, k || {_KEY_STEP} AS k, idx, child AS v, {_CHILD_TYPE} AS type
-    FROM (SELECT call_key, k, idx, unnest(keys) AS key, unnest(json_extract(v, '$.*')) AS child
-          FROM {_FLAT} WHERE type = 'OBJECT')
-    UNION ALL
-    SELECT call_key, k || '[*]', i::INTEGER, child, {_CHILD_TYPE}
-    FROM (SELECT call_key, k, unnest(range(least(size, {MAX_ARRAY_ITEMS})::BIGINT)) AS i,
-                 unnest(json_extract(v, '$[*]')[1:{MAX_ARRAY_ITEMS}]) AS child
-          FROM {_FLAT} WHERE type = 'ARRAY' AND size > 0))
+_PATH_FROM_FULLKEY = r"""
+CASE WHEN contains(t.fullkey, '"') THEN
+    regexp_replace(regexp_replace(regexp_replace(substr(t.fullkey, 2),
+        '\."([A-Za-z_][A-Za-z0-9_\-]*)"', '.\1', 'g'),
+        '\."((?:[^"\\]|\\.)*)"', '["\1"]', 'g'),
+        '\[[0-9]+\]', '[*]', 'g')
+WHEN contains(t.fullkey, '[') THEN regexp_replace(substr(t.fullkey, 2), '\[[0-9]+\]', '[*]', 'g')
+ELSE substr(t.fullkey, 2) END
 """
 
 
-def _emit_level_sql(side: str) -> str:
-    return f"""
+def flatten_sql(side: str) -> str:
+    """SQL (parameters: first and last call_key) that flattens the ``arguments`` or the
+    ``result`` of a range of calls into ``json_values``: one row per leaf and per
+    array/object, array indices generalised to ``[*]``. DuckDB's ``json_tree`` does the
+    walking, vectorized, so ingest never walks values in Python."""
+    column = "arguments" if side == "args" else "result"
+    return rf"""
     INSERT INTO json_values
-    SELECT call_key, '{side}', '{side}' || k,
-           CASE type WHEN 'OBJECT' THEN 'object' WHEN 'ARRAY' THEN 'array'
+    SELECT c.call_key, '{side}',
+           '{side}' || {_PATH_FROM_FULLKEY},
+           CASE t.type WHEN 'OBJECT' THEN 'object' WHEN 'ARRAY' THEN 'array'
                 WHEN 'VARCHAR' THEN 'string' WHEN 'BOOLEAN' THEN 'boolean'
                 WHEN 'NULL' THEN 'null' WHEN 'DOUBLE' THEN 'number' ELSE 'integer' END,
-           num, left(text, 256), bool,
-           CASE WHEN type = 'VARCHAR' THEN length(text) ELSE size END, idx
-    FROM {_FLAT}
+           CASE WHEN t.type IN ('UBIGINT', 'BIGINT', 'HUGEINT', 'DOUBLE')
+                THEN TRY_CAST(t.atom AS DOUBLE) END,
+           CASE WHEN t.type = 'VARCHAR' THEN left(t.value ->> '$', 256) END,
+           CASE WHEN t.type = 'BOOLEAN' THEN t.atom = 'true' END,
+           CASE t.type WHEN 'ARRAY' THEN json_array_length(t.value)
+                WHEN 'OBJECT' THEN len(json_keys(t.value))
+                WHEN 'VARCHAR' THEN length(t.value ->> '$') END,
+           CASE WHEN contains(t.fullkey, '[') THEN
+                TRY_CAST(regexp_extract(t.fullkey, '\[([0-9]+)\][^\[]*$', 1) AS INTEGER) END
+    FROM calls c, json_tree(c.{column}) t
+    WHERE c.call_key BETWEEN $1 AND $2 AND c.{column} IS NOT NULL
+      AND NOT (contains(t.fullkey, '[') AND regexp_matches(t.fullkey, '\[[0-9]{{4,}}\]'))
     """
 
 
 def flatten(con: duckdb.DuckDBPyConnection, first: int, last: int) -> None:
     """Flatten the arguments and results of calls ``first``..``last`` into
-    ``json_values`` (one row per leaf and per array/object, array indices generalised to
-    ``[*]``) and flag the calls whose arrays were too long to flatten whole.
-
-    The walk goes one nesting level at a time, each level one vectorized statement over
-    every call of the range: the children of all objects and arrays of a level become
-    the next level. (``json_tree`` in a lateral join does the same walk, but DuckDB runs
-    it as a hash join keyed on each document's whole JSON text; with the inserts, that
-    cost about 1.4 times as much.) The levels are temporary tables of ``con``'s
-    connection."""
+    ``json_values`` and flag the calls whose arrays were too long to flatten whole."""
     span = [first, last]
-    for side, column in (("args", "arguments"), ("result", "result")):
-        con.execute(_first_level_sql(column), span)
-        emit = _emit_level_sql(side)
-        while True:
-            con.execute(emit)
-            nodes = fetch_one(con, _NEXT_LEVEL_SQL)  # how many the next level has
-            con.execute(f"DROP TABLE {_FLAT}; ALTER TABLE {_FLAT}_next RENAME TO {_FLAT}")
-            if not nodes or not nodes[0]:
-                break
-    con.execute(f"DROP TABLE {_FLAT}")
+    con.execute(flatten_sql("args"), span)
+    con.execute(flatten_sql("result"), span)
     con.execute(mark_capped_sql(), span)
 
 
