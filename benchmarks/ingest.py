@@ -5,10 +5,15 @@ them into a fresh DuckDB store, and in the same run times a bare line-by-line
 ``orjson.loads`` of the same file. Prints calls/s, peak RSS of the ingest (a child
 process, so the figure is the ingest's alone) and the ratio to the bare parse.
 
-    python benchmarks/ingest.py [--calls N] [--keep DIR]
+    python benchmarks/ingest.py [--calls N] [--keep DIR] [--breakdown]
 
 Targets: 1M calls in <= 60 s on 2 cores, peak RSS <= 1 GB whatever the file size,
 <= 3x the bare parse time.
+
+``--breakdown`` then times the parts of ingest on their own, each in a child process: the
+reading thread (ingest with flattening switched off), DuckDB's ``json_tree`` walk of the
+stored arguments and results (counting the rows, in the ranges ingest flattens), and
+storing the value rows that ingest produced into an empty table.
 """
 
 from __future__ import annotations
@@ -85,22 +90,61 @@ def bare_parse(path: Path) -> float:
 
 _CHILD = """
 import json, resource, sys, time
-from tracemine.ingest import ingest
+from tracemine.ingest import ingest, store
+if sys.argv[3] == "no-flatten":
+    store.flatten = lambda con, first, last: None
+before = resource.getrusage(resource.RUSAGE_SELF)  # imports are not the ingest's
 start = time.perf_counter()
 report = ingest([sys.argv[1]], sys.argv[2])
 elapsed = time.perf_counter() - start
 f = report.files[0]
 usage = resource.getrusage(resource.RUSAGE_SELF)
+cpu_s = usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime
 print(json.dumps({"seconds": elapsed, "calls": f.calls, "read": f.units_read,
                   "stored": f.units_stored, "quarantined": f.units_quarantined,
-                  "rss_mb": usage.ru_maxrss / 1024, "cpu_s": usage.ru_utime + usage.ru_stime}))
+                  "rss_mb": usage.ru_maxrss / 1024, "cpu_s": cpu_s}))
 """
+
+# the parts of the values side, on the finished store (argv: db, part)
+_PART = """
+import json, resource, sys, time
+from tracemine.ingest import pipeline, store
+con = store.connect(sys.argv[1], memory_limit=pipeline.INGEST_MEMORY_LIMIT)
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+first, last = store.fetch_one(con, "SELECT min(call_key), max(call_key) FROM calls")
+start, used = time.perf_counter(), cpu()
+if sys.argv[2] == "walk":
+    for low in range(first, last + 1, pipeline.FLATTEN_CALLS):
+        for column in ("arguments", "result"):
+            con.execute(f"SELECT count(*) FROM calls c, json_tree(c.{column}) t "
+                        "WHERE c.call_key BETWEEN ? AND ?",
+                        [low, low + pipeline.FLATTEN_CALLS - 1]).fetchall()
+else:
+    con.execute("CREATE TABLE bench_values AS SELECT * FROM json_values LIMIT 0")
+    con.execute("INSERT INTO bench_values SELECT * FROM json_values")
+    con.execute("CHECKPOINT")
+seconds, cpu_s = time.perf_counter() - start, cpu() - used
+if sys.argv[2] != "walk":
+    con.execute("DROP TABLE bench_values")
+rows = store.fetch_one(con, "SELECT count(*) FROM json_values")[0]
+print(json.dumps({"seconds": seconds, "cpu_s": cpu_s, "rows": rows}))
+"""
+
+
+def child(code: str, *args: object) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1_000_000)
     parser.add_argument("--keep", type=Path, default=None, help="keep the files in this folder")
+    parser.add_argument("--breakdown", action="store_true", help="time ingest's parts alone")
     options = parser.parse_args()
     work = options.keep or Path(tempfile.mkdtemp(prefix="tracemine-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -110,13 +154,7 @@ def main() -> None:
     write_calls(traces, options.calls)
     size_mb = traces.stat().st_size / 1e6
     parse_s = bare_parse(traces)
-    child = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(traces), str(db)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result = json.loads(child.stdout.strip().splitlines()[-1])
+    result = child(_CHILD, traces, db, "all")
     assert result["read"] == result["stored"] + result["quarantined"]
     seconds = result["seconds"]
     print(f"file               {size_mb:,.0f} MB, {options.calls:,} calls")
@@ -126,8 +164,28 @@ def main() -> None:
     print(f"ratio              {seconds / parse_s:.1f}x the bare parse")
     print(f"peak RSS (ingest)  {result['rss_mb']:,.0f} MB")
     print(f"store              {db.stat().st_size / 1e6:,.0f} MB")
+    if options.breakdown:
+        breakdown(traces, db, parse_s)
     if options.keep is None:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def breakdown(traces: Path, db: Path, parse_s: float) -> None:
+    """Each part of ingest alone, wall and CPU seconds (CPU over all threads)."""
+    alone = traces.with_name("reader-alone.duckdb")
+    alone.unlink(missing_ok=True)
+    reader = child(_CHILD, traces, alone, "no-flatten")
+    alone.unlink(missing_ok=True)
+    walk = child(_PART, db, "walk")
+    values = child(_PART, db, "store")
+    print("parts alone        wall s   CPU s")
+    print(f"  reading thread  {reader['seconds']:7.1f} {reader['cpu_s']:7.1f}"
+          "  (parse, normalize, store calls and runs; flattening off)")  # fmt: skip
+    print(f"  json_tree walk  {walk['seconds']:7.1f} {walk['cpu_s']:7.1f}"
+          "  (rows counted, nothing computed or stored)")  # fmt: skip
+    print(f"  store values    {values['seconds']:7.1f} {values['cpu_s']:7.1f}"
+          f"  ({values['rows']:,} value rows into an empty table)")  # fmt: skip
+    print(f"3x the bare parse {3 * parse_s:7.1f}")
 
 
 if __name__ == "__main__":
