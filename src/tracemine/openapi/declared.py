@@ -267,7 +267,7 @@ def _walk(root: Child | Node, side: str, refs: Refs, facts: list[Fact],
                     fields += n_fields
                     typed += n_typed
                     valued += n_valued
-                    return peak  # type: ignore[no-any-return]
+                    return peak
         seen_before, waiting_before = seen, waiting
         start, fields_before, typed_before, valued_before = len(facts), fields, typed, valued
         node = spec if isinstance(spec, Node) else flatten(spec, refs, stack)

@@ -240,6 +240,11 @@ def as_str(value: Any) -> str | None:
     return dumps(value)
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """The value if it is an object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 def as_int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None

@@ -30,12 +30,13 @@ calls starts the file's next run, as ids restart with a new stdio session).
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 from tracemine.ingest.readers.base import (
     BadRecord,
     Reader,
     Sink,
+    as_dict,
     as_float,
     as_str,
     dumps,
@@ -58,7 +59,7 @@ _RECEIVED = {"recv", "received", "in", "incoming", "inbound", "server_to_client"
 Key = tuple[str, str, str]  # (session, requester side, id)
 
 
-def _is_message(value: Any) -> bool:
+def _is_message(value: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(value, dict) and (
         "method" in value or ("id" in value and ("result" in value or "error" in value))
     )
@@ -135,7 +136,7 @@ class McpReader(Reader):
         when = next((parse_time(wrapper[k]) for k in _TIME_KEYS if k in wrapper), None)
         if when is None:
             when = next((parse_time(message[k]) for k in _TIME_KEYS if k in message), None)
-        ctx = {
+        ctx: dict[str, Any] = {
             "session": explicit,
             "side": _side(wrapper.get("direction")),
             "time": when,
@@ -192,7 +193,7 @@ class McpReader(Reader):
         ctx: dict[str, Any],
         out: Sink,
     ) -> None:
-        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        params = as_dict(msg.get("params"))
         if method == "initialize" and ctx["session"] is None and self.calls_in_implicit:
             self.implicit += 1
             self.calls_in_implicit = 0
@@ -200,7 +201,7 @@ class McpReader(Reader):
         key = (self._session(ctx), ctx["side"], request_id)
         if method == "initialize":  # a session's opening says who talks: run metadata
             run_id = self._run(ctx, out)
-            info = params.get("clientInfo") if isinstance(params.get("clientInfo"), dict) else {}
+            info = as_dict(params.get("clientInfo"))
             found = {"protocol_version": params.get("protocolVersion"), "client": info.get("name")}
             metadata = {k: v for k, v in found.items() if v is not None}
             out.run(self.new_run(run_id=run_id, metadata=metadata))
@@ -286,16 +287,14 @@ class McpReader(Reader):
         if isinstance(entry, str):  # answer to a non-tool request
             result = msg.get("result")
             if entry == "initialize" and isinstance(result, dict):
-                info = (
-                    result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else {}
-                )
+                info = as_dict(result.get("serverInfo"))
                 if isinstance(info.get("name"), str):
                     self.servers[key[0]] = info["name"]
                     run_id = self._run(ctx, out)
                     out.run(self.new_run(run_id=run_id, metadata={"server": info["name"]}))
             return
-        result = msg.get("result")
-        task = result.get("task") if isinstance(result, dict) else None
+        result = as_dict(msg.get("result"))
+        task = result.get("task")
         if isinstance(task, dict) and "content" not in result and task.get("taskId") is not None:
             # CreateTaskResult: the call's result comes later, through tasks/result
             self.tasks[as_str(task["taskId"]) or ""] = entry

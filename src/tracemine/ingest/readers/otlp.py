@@ -44,6 +44,7 @@ from tracemine.ingest.readers.base import (
     BadRecord,
     Reader,
     Sink,
+    as_dict,
     as_float,
     as_int,
     as_str,
@@ -132,7 +133,7 @@ def _run_facts(attrs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _tool_kind(span: dict[str, Any], attrs: dict[str, Any]) -> str | None:
-    name = span.get("name") if isinstance(span.get("name"), str) else ""
+    name = given if isinstance(given := span.get("name"), str) else ""
     if attrs.get("gen_ai.operation.name") == "execute_tool":
         return "genai"
     if "gen_ai.tool.name" in attrs and (name == "running tool" or name.startswith("execute_tool")):
@@ -214,7 +215,7 @@ class OtlpReader(Reader):
     ) -> dict[str, Any] | None:
         anomalies: list[str] = []
         tool = as_str(_first(attrs, "gen_ai.tool.name", "tool.name"))
-        span_name = span.get("name") if isinstance(span.get("name"), str) else ""
+        span_name = given if isinstance(given := span.get("name"), str) else ""
         if tool is None and kind == "genai" and span_name.startswith("execute_tool "):
             # the conventions name the span "execute_tool {gen_ai.tool.name}"
             tool, anomalies = span_name.split(" ", 1)[1].strip() or None, ["tool_name_from_span"]
@@ -222,6 +223,7 @@ class OtlpReader(Reader):
             out.quarantine(line, pointer, f"{kind} tool span without a tool name", span)
             return None
         raw_args = _first(attrs, "gen_ai.tool.call.arguments", "tool_arguments", "input.value")
+        arguments_raw: str | None
         if attrs.get("input.mime_type") == "text/plain" and isinstance(raw_args, str):
             arguments_raw, arguments, args_error = raw_args, parse_result_text(raw_args), None
         else:
@@ -276,7 +278,7 @@ class OtlpReader(Reader):
             else:
                 run_id, source = trace_id or self.default_run_id(call["source_line"]), "trace_id"
             facts = trace["facts"]
-            nested = facts.get("metadata") if isinstance(facts.get("metadata"), dict) else {}
+            nested = as_dict(facts.get("metadata"))
             task_id = as_str(_first(facts, *_TASK_KEYS) or _first(nested, *_TASK_KEYS))
             call.update(run_id=run_id, session_id=session, task_id=task_id)
             run = runs.get(run_id)
@@ -302,7 +304,7 @@ class OtlpReader(Reader):
 
 
 def _status(span: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, str | None, str | None]:
-    status = span.get("status") if isinstance(span.get("status"), dict) else {}
+    status = as_dict(span.get("status"))
     error_type = as_str(attrs.get("error.type"))
     if status.get("code") not in _ERROR_CODES and error_type is None:
         return "ok", None, None
