@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2
 
 demo: $(STAMP)
