@@ -75,6 +75,28 @@ def test_kind_holds_and_breaks(make_monitor, kind, paths, params, change) -> Non
     assert bad_result == _broken(change), "the result must not be changed"
 
 
+def test_relations_that_hold_are_judged_without_their_closures(make_monitor) -> None:
+    """The generated checker compares the two values itself and asks a relation's closure
+    only when the relation does not plainly hold (the closure then names the violation)."""
+    relations = [c for c in CASES if c[0] in ("equals", "le", "lt", "sum_equals")]
+    monitor = make_monitor(*(contract(k, p, params=params) for k, p, params, _ in relations))
+    namespace = monitor._plans["get_order"].fast.__globals__
+    asked: list[str] = []
+
+    def counted(name: str, closure: Any) -> Any:
+        return lambda a, r: asked.append(name) or closure(a, r)
+
+    for name in [n for n in namespace if n.startswith("_t")]:
+        namespace[name] = counted(name, namespace[name])
+    assert monitor.check("get_order", ARGS, ORDER).ok
+    assert asked == []
+    for kind, _, _, change in relations:
+        before = len(asked)
+        receipt = monitor.check("get_order", ARGS, _broken(change))
+        assert kind in [v.kind for v in receipt.violations]
+        assert len(asked) > before
+
+
 def test_wildcard_violation_names_the_element(make_monitor) -> None:
     monitor = make_monitor(contract("non_negative", ["result.items[*].qty"]))
     receipt = monitor.check("get_order", {}, {"items": [{"qty": 1}, {"qty": 2}, {"qty": -1}]})

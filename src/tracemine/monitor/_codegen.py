@@ -174,7 +174,11 @@ def _body(src: _Source, index: int, compiled: Compiled) -> list[str]:
     """Statements checking contract ``index`` (indented for its ``try``)."""
     spec = compiled.spec
     if len(spec.paths) != 1:
-        return _exact(src, index, compiled)
+        relation = _relation(src, compiled)
+        if relation is None:
+            return _exact(src, index, compiled)
+        # the closure is asked only when the inline relation does not plainly hold
+        return [f"if {relation}:", *("    " + line for line in _exact(src, index, compiled))]
     path = spec.paths[0]
     if spec.kind == "present" and not path.has_wildcard and len(path.steps) >= 2:
         # nested presence excuses an absent parent: the closure knows how
@@ -206,9 +210,6 @@ def _body(src: _Source, index: int, compiled: Compiled) -> list[str]:
             f"if {v} is not MISSING and {v} is not NOTHING and not ({check}):",
             f"    found = _add(found, {index}, _Fail({v}, {where}))",
         ]
-    relation = _relation(src, compiled)
-    if relation is not None:
-        return [f"if {relation}:", *("    " + line for line in _exact(src, index, compiled))]
     return _exact(src, index, compiled)
 
 
