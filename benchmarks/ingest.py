@@ -12,8 +12,9 @@ Targets: 1M calls in <= 60 s on 2 cores, peak RSS <= 1 GB whatever the file size
 
 ``--breakdown`` then times the parts of ingest on their own, each in a child process: the
 reading thread (ingest with flattening switched off), DuckDB's ``json_tree`` walk of the
-stored arguments and results (counting the rows, in the ranges ingest flattens), and
-storing the value rows that ingest produced into an empty table.
+stored arguments and results (counting the rows, in the ranges ingest flattens), storing
+the value rows that ingest produced into an empty table, and ingest's own flattening
+statements with nothing else running.
 """
 
 from __future__ import annotations
@@ -115,14 +116,22 @@ def cpu():
     return usage.ru_utime + usage.ru_stime
 first, last = store.fetch_one(con, "SELECT min(call_key), max(call_key) FROM calls")
 start, used = time.perf_counter(), cpu()
+if sys.argv[2] != "walk":
+    con.execute("CREATE TABLE bench_values AS SELECT * FROM json_values LIMIT 0")
+    start, used = time.perf_counter(), cpu()
 if sys.argv[2] == "walk":
     for low in range(first, last + 1, pipeline.FLATTEN_CALLS):
         for column in ("arguments", "result"):
             con.execute(f"SELECT count(*) FROM calls c, json_tree(c.{column}) t "
                         "WHERE c.call_key BETWEEN ? AND ?",
                         [low, low + pipeline.FLATTEN_CALLS - 1]).fetchall()
+elif sys.argv[2] == "flatten":  # ingest's own statements, into a table of their own
+    for low in range(first, last + 1, pipeline.FLATTEN_CALLS):
+        for side in ("args", "result"):
+            sql = store.flatten_sql(side).replace("INTO json_values", "INTO bench_values")
+            con.execute(sql, [low, low + pipeline.FLATTEN_CALLS - 1])
+    con.execute("CHECKPOINT")
 else:
-    con.execute("CREATE TABLE bench_values AS SELECT * FROM json_values LIMIT 0")
     con.execute("INSERT INTO bench_values SELECT * FROM json_values")
     con.execute("CHECKPOINT")
 seconds, cpu_s = time.perf_counter() - start, cpu() - used
@@ -178,6 +187,7 @@ def breakdown(traces: Path, db: Path, parse_s: float) -> None:
     alone.unlink(missing_ok=True)
     walk = child(_PART, db, "walk")
     values = child(_PART, db, "store")
+    flatten = child(_PART, db, "flatten")
     print("parts alone        wall s   CPU s")
     print(f"  reading thread  {reader['seconds']:7.1f} {reader['cpu_s']:7.1f}"
           "  (parse, normalize, store calls and runs; flattening off)")  # fmt: skip
@@ -185,6 +195,8 @@ def breakdown(traces: Path, db: Path, parse_s: float) -> None:
           "  (rows counted, nothing computed or stored)")  # fmt: skip
     print(f"  store values    {values['seconds']:7.1f} {values['cpu_s']:7.1f}"
           f"  ({values['rows']:,} value rows into an empty table)")  # fmt: skip
+    print(f"  flatten         {flatten['seconds']:7.1f} {flatten['cpu_s']:7.1f}"
+          "  (ingest's flattening statements, nothing else running)")  # fmt: skip
     print(f"3x the bare parse {3 * parse_s:7.1f}")
 
 
