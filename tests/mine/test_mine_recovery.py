@@ -106,3 +106,27 @@ def test_profiles_are_reused_and_ids_survive_another_split(
     assert other.provenance["profile"]["reused"] is True
     shared = {c.id for c in other.contracts} & {c.id for c in mined.contracts}
     assert len(shared) >= 0.9 * len(mined.contracts)
+
+
+def test_profile_fingerprint_names_the_files_not_the_hour(tmp_path: Path) -> None:
+    """The same files read into a new store give the same fingerprint (re-running a
+    pipeline rewrites nothing needlessly); other content or a re-read file does not."""
+    from tracemine.ingest import store as stores
+    from tracemine.mine.profile import fingerprint
+
+    def printed(db: Path) -> str:
+        con = stores.connect(db, read_only=True)
+        try:
+            return fingerprint(con, [], None)
+        finally:
+            con.close()
+
+    traces = write_shop(tmp_path / "a.jsonl", tasks=4, seed=1)
+    ingest([traces], tmp_path / "one.duckdb")
+    ingest([traces], tmp_path / "two.duckdb")
+    assert printed(tmp_path / "one.duckdb") == printed(tmp_path / "two.duckdb")
+    ingest([write_shop(tmp_path / "b.jsonl", tasks=4, seed=2)], tmp_path / "three.duckdb")
+    assert printed(tmp_path / "three.duckdb") != printed(tmp_path / "one.duckdb")
+    before = printed(tmp_path / "two.duckdb")
+    ingest([traces], tmp_path / "two.duckdb", replace=True)
+    assert printed(tmp_path / "two.duckdb") != before

@@ -370,10 +370,12 @@ class ProfileInfo:
 
 
 def fingerprint(con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key: str | None) -> str:
+    # what was ingested (files by content), not when: the same files read into a new
+    # store give the same fingerprint, so re-running a pipeline rewrites nothing needlessly
     row = fetch_one(
         con,
-        "SELECT count(*), max(ingest_id), sum(calls_stored), CAST(max(started_at) AS VARCHAR) "
-        "FROM ingests",
+        "SELECT count(*), max(ingest_id), sum(calls_stored), "
+        "md5(string_agg(file_hash, ',' ORDER BY ingest_id)) FROM ingests",
     )
     state = [PROFILE_VERSION, list(row or ()), [f.text for f in filters], task_key]
     return hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()[:16]
