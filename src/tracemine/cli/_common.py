@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from tracemine.errors import TracemineError
+from tracemine.ingest.readers import READERS
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -24,7 +25,12 @@ JsonOption = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")
 ]
 ReaderOption = Annotated[
-    str | None, typer.Option("--format", "-f", help="Force a reader instead of detecting it.")
+    str | None,
+    typer.Option(
+        "--format",
+        "-f",
+        help=f"Force a reader instead of detecting it per file: {', '.join(READERS)}.",
+    ),
 ]
 FoldsOption = Annotated[
     int, typer.Option("--folds", help="Task folds for cross-fitting (K).", min=2)

@@ -8,7 +8,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from tracemine.cli._common import JsonOption, console, print_json, run, user_errors
+from tracemine.cli._common import (
+    JsonOption,
+    ReaderOption,
+    console,
+    print_json,
+    run,
+    user_errors,
+)
 from tracemine.errors import InputError
 from tracemine.faults import DESCRIPTIONS, FaultClass, InjectReport, inject_file, parse_classes
 
@@ -35,9 +42,7 @@ def inject_command(
         float, typer.Option("--rate", help="Share of runs given one fault (0–1).")
     ] = 0.2,
     seed: Annotated[int, typer.Option("--seed", help="Seed; the same seed injects alike.")] = 0,
-    format: Annotated[
-        str | None, typer.Option("--format", "-f", help="Force the reader of the input file.")
-    ] = None,
+    format: ReaderOption = None,
     out_format: Annotated[
         str | None,
         typer.Option("--out-format", help="Format to write (default: the input's format)."),
