@@ -25,6 +25,7 @@ from tracemine.ingest.readers.base import (
     as_str,
     dumps,
     duration_ms,
+    parse_arguments,
     parse_result_text,
     parse_time,
     text_of_parts,
@@ -217,6 +218,40 @@ class ConversationReader(Reader):
         for calls in self.streams.values():
             calls.flush(out, final=True)
         self.streams.clear()
+
+    def open_call(
+        self,
+        calls: RunCalls,
+        tool: Any,
+        call_id: str | None,
+        raw_arguments: Any,
+        *,
+        line: int,
+        pointer: str,
+        out: Sink,
+        unnamed: tuple[str, Any],
+        **fields: Any,
+    ) -> None:
+        """Add a call to ``calls`` to await its result; a call without a tool name is
+        quarantined instead (``unnamed``: the reason and the item to show) and its id
+        rejected, so that its result is not taken for another call's."""
+        if not isinstance(tool, str) or not tool:
+            calls.reject(call_id)
+            out.quarantine(line, pointer, *unnamed)
+            return
+        raw, arguments, error = parse_arguments(raw_arguments)
+        calls.add(
+            self.new_call(
+                source_line=line,
+                source_pointer=pointer,
+                call_id=call_id,
+                tool=tool,
+                arguments_raw=raw,
+                arguments=arguments,
+                arguments_error=error,
+                **fields,
+            )
+        )
 
     def single_message(self, unit: Any) -> tuple[dict[str, Any], str | None] | None:
         """The message a unit holds on its own and its pointer in the unit (None: the unit

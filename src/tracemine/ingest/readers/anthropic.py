@@ -41,7 +41,7 @@ from tracemine.ingest.readers._messages import (
     set_result,
     unwrap_conversation,
 )
-from tracemine.ingest.readers.base import Sink, as_str, dumps, parse_arguments
+from tracemine.ingest.readers.base import Sink, as_str, dumps
 
 _CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
@@ -137,28 +137,13 @@ class AnthropicReader(ConversationReader):
         pointer: str,
         out: Sink,
     ) -> None:
-        name = block.get("name")
-        call_id = as_str(block.get("id"))
-        if not isinstance(name, str) or not name:
-            calls.reject(call_id)
-            out.quarantine(line, pointer, f"{block.get('type')} block without a name", block)
-            return
-        raw, arguments, error = parse_arguments(block.get("input"))
-        calls.add(
-            self.new_call(
-                source_line=line,
-                source_pointer=pointer,
-                turn=turn,
-                parallel_index=position,
-                call_id=call_id,
-                tool=name,
-                server=as_str(block.get("server_name")),
-                arguments_raw=raw,
-                arguments=arguments,
-                arguments_error=error,
-                started_at=at,
-            )
-        )
+        self.open_call(
+            calls, block.get("name"), as_str(block.get("id")), block.get("input"),
+            line=line, pointer=pointer, out=out,
+            unnamed=(f"{block.get('type')} block without a name", block),
+            turn=turn, parallel_index=position, started_at=at,
+            server=as_str(block.get("server_name")),
+        )  # fmt: skip
 
     def _result(
         self,

@@ -43,7 +43,7 @@ from tracemine.ingest.readers._messages import (
     set_result,
     unwrap_conversation,
 )
-from tracemine.ingest.readers.base import Sink, as_str, parse_arguments
+from tracemine.ingest.readers.base import Sink, as_dict, as_str
 
 
 def _is_tool_message(message: Any) -> bool:
@@ -118,28 +118,14 @@ class OpenAIChatReader(ConversationReader):
         pointer: str,
         out: Sink,
     ) -> None:
-        function = item.get("function") if isinstance(item, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
+        function = as_dict(item.get("function") if isinstance(item, dict) else None)
         call_id = as_str(item.get("id")) if isinstance(item, dict) else None
-        if not isinstance(function, dict) or not isinstance(name, str) or not name:
-            calls.reject(call_id)
-            out.quarantine(line, pointer, "tool call without a function name", item)
-            return
-        raw, arguments, error = parse_arguments(function.get("arguments"))
-        calls.add(
-            self.new_call(
-                source_line=line,
-                source_pointer=pointer,
-                turn=turn,
-                parallel_index=position,
-                call_id=call_id,
-                tool=name,
-                arguments_raw=raw,
-                arguments=arguments,
-                arguments_error=error,
-                started_at=at,
-            )
-        )
+        self.open_call(
+            calls, function.get("name"), call_id, function.get("arguments"),
+            line=line, pointer=pointer, out=out,
+            unnamed=("tool call without a function name", item),
+            turn=turn, parallel_index=position, started_at=at,
+        )  # fmt: skip
 
     def _result(
         self,
