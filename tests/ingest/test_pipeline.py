@@ -129,6 +129,12 @@ def test_user_mistakes_are_clear_errors(tmp_path: Path) -> None:
     con.close()
     with pytest.raises(StoreError, match="not a tracemine store"):
         ingest([_write(tmp_path / "a.jsonl", _calls(1))], not_store)
+    # a trace file named as the store by mistake is refused, and left as it was
+    traces = _write(tmp_path / "b.jsonl", _calls(2))
+    before = traces.read_bytes()
+    with pytest.raises(StoreError, match=r"b.jsonl: not a DuckDB database"):
+        ingest([_write(tmp_path / "c.jsonl", _calls(1))], traces)
+    assert traces.read_bytes() == before
 
 
 def test_quarantine_keeps_file_line_and_reason(tmp_path: Path) -> None:

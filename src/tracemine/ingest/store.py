@@ -143,6 +143,8 @@ def connect(
     path = Path(db)
     if read_only and not path.exists():
         raise StoreError(f"{path}: no such database; run `tracemine ingest` first")
+    if not _duckdb_or_new(path):
+        raise StoreError(f"{path}: not a DuckDB database; name a new file or a tracemine store")
     try:
         # insertion order is not part of any table's meaning (call_key and seq are), and
         # keeping it makes DuckDB buffer large inserts in memory
@@ -186,6 +188,19 @@ def connect(
         con.close()
         raise
     return con
+
+
+def _duckdb_or_new(path: Path) -> bool:
+    """Whether ``path`` is absent, empty or a DuckDB file (its header's magic bytes):
+    handed anything else (a trace file named by mistake), DuckDB may still open it."""
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(12)
+    except (FileNotFoundError, IsADirectoryError):
+        return True  # DuckDB creates the file, or says what is wrong with the folder
+    except OSError:
+        return True  # unreadable: DuckDB's own error says why
+    return not header or header[8:12] == b"DUCK"
 
 
 # An ingest commits a file's calls batch by batch (one transaction for a whole large file
