@@ -88,6 +88,24 @@ def test_gzip_and_folders(tmp_path: Path) -> None:
     assert [f.calls for f in report.files] == [4, 2]
 
 
+@pytest.mark.parametrize("kept", [40, 0.7], ids=["inside-first-line", "mid-file"])
+def test_truncated_gzip_is_quarantined_where_it_breaks(tmp_path: Path, kept: float) -> None:
+    whole = gzip.compress("".join(json.dumps(x) + "\n" for x in _calls(60, task="t")).encode())
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole[: int(kept if kept > 1 else len(whole) * kept)])
+    report = ingest([cut], tmp_path / "s.duckdb", format="flat")
+    (f,) = report.files
+    assert f.units_read == f.units_stored + f.units_quarantined
+    assert f.units_quarantined == 1 and f.calls == f.units_stored
+    con = store.connect(tmp_path / "s.duckdb", read_only=True)
+    (reason,) = con.execute("SELECT reason FROM quarantine").fetchall()[0]
+    con.close()
+    assert "truncated" in reason
+    if kept > 1:  # no whole line to detect a format from: the error says why
+        with pytest.raises(UnknownFormatError, match="truncated"):
+            ingest([cut], tmp_path / "t.duckdb")
+
+
 def test_task_key_field_and_regex(tmp_path: Path) -> None:
     lines = [dict(x, run_metadata={"scenario": {"name": "refunds"}}) for x in _calls(2)]
     src = _write(tmp_path / "a.jsonl", lines)
