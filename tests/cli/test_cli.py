@@ -73,6 +73,9 @@ def test_ingest_then_stats(tmp_path: Path) -> None:
             "invalid regular expression",
         ),
         (["stats", "--db", "nothing.duckdb"], "no such database"),
+        (["stats", "--db", "{flat}"], "basic.jsonl: not a DuckDB database"),
+        (["simulate", "--out", "{flat}/traces"], "basic.jsonl/traces: Not a directory"),
+        (["mine", "--db", "x.duckdb", "--out", "{flat}/c.json"], "exists and is not a folder"),
     ],
 )
 def test_user_mistakes_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:

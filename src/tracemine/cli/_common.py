@@ -46,6 +46,17 @@ def user_errors() -> Iterator[None]:
         # the message is the user's text (paths, package names with [extras]): not markup
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, soft_wrap=True)
         raise typer.Exit(2) from None
+    except OSError as exc:
+        if exc.filename is None:
+            raise  # not about a path the user named: a fault to see whole
+        # the file system refused a path (a folder that cannot be made, a file that cannot
+        # be written or read): the user's to fix, so said in one line
+        where = escape(str(exc.filename))
+        # folders are made with exist_ok, so "exists" means a file stands where one goes
+        why = "exists and is not a folder" if isinstance(exc, FileExistsError) else exc.strerror
+        err_console.print(f"[bold red]error:[/] {where}: {escape(why or str(exc))}",
+                          markup=True, soft_wrap=True)  # fmt: skip
+        raise typer.Exit(2) from None
     except KeyboardInterrupt:
         err_console.print("interrupted; nothing partial was kept")
         raise typer.Exit(130) from None

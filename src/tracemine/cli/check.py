@@ -9,7 +9,14 @@ import typer
 from rich.table import Table
 
 from tracemine.check import CheckReport, check, junit_xml
-from tracemine.cli._common import JsonOption, ReaderOption, console, print_json, run
+from tracemine.cli._common import (
+    JsonOption,
+    ReaderOption,
+    console,
+    print_json,
+    run,
+    user_errors,
+)
 
 ORDER = 40
 
@@ -39,7 +46,8 @@ def check_command(
     report = run(check, traces, contracts, format=format, include_proposed=include_proposed,
                  oracle=oracle)  # fmt: skip
     if junit is not None:
-        junit.write_text(junit_xml(report), encoding="utf-8")
+        with user_errors():
+            junit.write_text(junit_xml(report), encoding="utf-8")
     if as_json:
         print_json(report.model_dump_json(indent=2))
     else:
