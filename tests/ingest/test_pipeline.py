@@ -106,6 +106,44 @@ def test_truncated_gzip_is_quarantined_where_it_breaks(tmp_path: Path, kept: flo
             ingest([cut], tmp_path / "t.duckdb")
 
 
+def test_values_orjson_cannot_write_are_stored_exactly(tmp_path: Path) -> None:
+    """Integers past 64 bits and nesting past 254 levels parse, so they are stored: the
+    number as written, NaN as null (as everywhere), the deep value whole."""
+    line = json.dumps({"run_id": "r", "tool": "get", "call_id": "c1", "arguments": {}})[:-1]
+    big = line + ', "result": {"big": 123456789012345678901234567890, "m": NaN}}'
+    deep = line.replace("c1", "c2") + ', "result": ' + "[" * 300 + "]" * 300 + "}"
+    report = ingest([_write(tmp_path / "a.jsonl", [big, deep])], tmp_path / "s.duckdb")
+    (f,) = report.files
+    assert (f.units_read, f.units_stored, f.calls, f.items_quarantined) == (2, 2, 2, 0)
+    con = store.connect(tmp_path / "s.duckdb", read_only=True)
+    results = con.execute("SELECT result::VARCHAR FROM calls ORDER BY call_key").fetchall()
+    assert results[0] == ('{"big":123456789012345678901234567890,"m":null}',)
+    assert results[1][0] == "[" * 300 + "]" * 300
+    (number,) = con.execute("SELECT num FROM json_values WHERE path = 'result.big'").fetchall()
+    con.close()
+    assert number[0] == pytest.approx(1.2345678901234568e29)
+
+
+def test_a_call_that_cannot_be_written_is_quarantined(tmp_path: Path, monkeypatch) -> None:
+    real = pipeline.dumps
+
+    def refusing(value):
+        if value == {"boom": 1}:
+            raise ValueError("value nested too deeply to store")
+        return real(value)
+
+    monkeypatch.setattr(pipeline, "dumps", refusing)
+    lines = _calls(3, task="t")
+    lines[1]["result"] = {"boom": 1}
+    report = ingest([_write(tmp_path / "a.jsonl", lines)], tmp_path / "s.duckdb")
+    (f,) = report.files
+    assert (f.units_read, f.units_stored, f.calls, f.items_quarantined) == (3, 3, 2, 1)
+    con = store.connect(tmp_path / "s.duckdb", read_only=True)
+    rows = con.execute("SELECT source_line, level, reason FROM quarantine").fetchall()
+    con.close()
+    assert rows == [(2, "item", "call could not be stored: value nested too deeply to store")]
+
+
 def test_task_key_field_and_regex(tmp_path: Path) -> None:
     lines = [dict(x, run_metadata={"scenario": {"name": "refunds"}}) for x in _calls(2)]
     src = _write(tmp_path / "a.jsonl", lines)

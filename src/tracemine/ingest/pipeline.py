@@ -365,7 +365,14 @@ class _FileWriter:
         for run in sink.runs:
             self._merge_run(run)
         for record in sink.calls:
-            self._add_call(record)
+            try:
+                self._add_call(record)
+            except ValueError as exc:  # a value no JSON writer takes: kept, with why
+                reason = f"call could not be stored: {exc}"
+                raw = record.get("arguments_raw") or record.get("result_text") or record["tool"]
+                self._quarantine(record["source_line"], record["source_pointer"], "item",
+                                 reason, excerpt(raw))  # fmt: skip
+                self.report.items_quarantined += 1
         if len(self.call_rows) >= BATCH_CALLS:
             self._flush()
 
@@ -386,6 +393,11 @@ class _FileWriter:
     def _add_call(self, record: dict[str, Any]) -> None:
         if self.validate:
             CallRecord.model_validate(record)
+        arguments = record["arguments"]
+        # a JSON null result is a fact ("null"); a missing one is SQL NULL. Written first:
+        # a value that cannot be written leaves no trace of the call behind
+        arguments_json = None if arguments is None else dumps(arguments)
+        result_json = None if record["status"] == "missing" else dumps(record["result"])
         run_id = record["run_id"]
         if run_id not in self.runs:
             self._merge_run(
@@ -403,17 +415,7 @@ class _FileWriter:
         self.seq[run_id] = max(self.seq.get(run_id, 0), record["seq"] + 1)
         key = self.next_key
         self.next_key += 1
-        arguments = record["arguments"]
-        # a JSON null result is a fact ("null"); a missing one is SQL NULL
-        missing = record["status"] == "missing"
-        self.call_rows.append(
-            (
-                key,
-                None if arguments is None else dumps(arguments),
-                None if missing else dumps(record["result"]),
-                *_plain_fields(record),
-            )
-        )
+        self.call_rows.append((key, arguments_json, result_json, *_plain_fields(record)))
 
     # -- writing -------------------------------------------------------------------------
     def _flush(self, final: bool = False) -> None:

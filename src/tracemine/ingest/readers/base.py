@@ -141,7 +141,31 @@ def loads(text: str | bytes) -> Any:
 
 
 def dumps(value: Any) -> str:
-    return orjson.dumps(value, default=str).decode()
+    """Compact JSON text of a parsed value; NaN and infinities become null. Raises
+    ValueError for a value too deeply nested to write."""
+    try:
+        return orjson.dumps(value, default=str).decode()
+    except TypeError:
+        # orjson refuses integers past 64 bits and nesting past 254 levels, both of which
+        # the parser may have let through: the standard library writes them exactly
+        import json
+
+        try:
+            return json.dumps(_finite(value), default=str, ensure_ascii=False,
+                              separators=(",", ":"), allow_nan=False)  # fmt: skip
+        except RecursionError:
+            raise ValueError("value nested too deeply to store") from None
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities as None, as orjson writes them."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def parse_arguments(raw: Any) -> tuple[str | None, Any, str | None]:
