@@ -124,6 +124,23 @@ def test_values_orjson_cannot_write_are_stored_exactly(tmp_path: Path) -> None:
     assert number[0] == pytest.approx(1.2345678901234568e29)
 
 
+def test_unpaired_surrogates_and_oversized_integers_are_stored(tmp_path: Path) -> None:
+    """An escaped surrogate that pairs with nothing (valid JSON, not valid Unicode) becomes
+    U+FFFD; an integer too large for a 32-bit field (seq, trial) is no value for it."""
+    lone = '{"run_id": "r", "tool": "get", "call_id": "c1", "result": {"name": "\\ud800x"}}'
+    huge = {"run_id": "r", "tool": "get", "call_id": "c2", "seq": 2**40, "trial": 2**63,
+            "result": {"n": 2**70}}  # fmt: skip
+    report = ingest([_write(tmp_path / "a.jsonl", [lone, huge])], tmp_path / "s.duckdb")
+    (f,) = report.files
+    assert (f.units_read, f.units_stored, f.calls) == (2, 2, 2)
+    con = store.connect(tmp_path / "s.duckdb", read_only=True)
+    rows = con.execute("SELECT seq, result ->> '$.name' FROM calls ORDER BY call_key").fetchall()
+    trial = con.execute("SELECT trial FROM runs").fetchall()
+    con.close()
+    assert rows == [(0, "\ufffdx"), (1, None)]
+    assert trial == [(None,)]
+
+
 def test_a_call_that_cannot_be_written_is_quarantined(tmp_path: Path, monkeypatch) -> None:
     real = pipeline.dumps
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracemine.ingest.readers.base import as_float, as_int, as_str
+from tracemine.ingest.readers.base import as_float, as_small_int, as_str
 
 _OUTCOME_KEYS = ("run_outcome", "outcome", "success", "passed", "label", "status")
 _FAMILY_KEYS = ("family", "task_type", "task_family", "category", "domain")
@@ -28,7 +28,7 @@ def run_fields(wrapper: dict[str, Any]) -> dict[str, Any]:
     return {
         "task_id": task_id,
         "task_id_source": "explicit" if task_id is not None else "none",
-        "trial": as_int(merged.get("trial")),
+        "trial": as_small_int(merged.get("trial")),
         "session_id": as_str(merged.get("session_id")),
         "run_outcome": as_str(outcome),
         "reward": reward,

@@ -131,13 +131,35 @@ def excerpt(raw: Any, limit: int = EXCERPT_CHARS) -> str:
 
 
 def loads(text: str | bytes) -> Any:
-    """Parse JSON; fall back to the standard library for what orjson refuses (NaN)."""
+    """Parse JSON; fall back to the standard library for what orjson refuses (NaN, and
+    escaped UTF-16 surrogates that pair with nothing, which become U+FFFD: no UTF-8 text,
+    so no store, can hold them)."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         import json
 
-        return json.loads(text)
+        value = json.loads(text)
+        if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8")):
+            return _paired(value)
+        return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\[uU][dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _paired(value: Any) -> Any:
+    """``value`` with its strings' unpaired surrogates replaced by U+FFFD."""
+    if isinstance(value, str):
+        if not _SURROGATE.search(value):
+            return value
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_paired(k): _paired(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_paired(v) for v in value]
+    return value
 
 
 def dumps(value: Any) -> str:
@@ -279,6 +301,13 @@ def as_int(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
     return None
+
+
+def as_small_int(value: Any) -> int | None:
+    """An integer for one of the store's 32-bit columns (seq, turn, trial …): None unless
+    it is an integer in that range (a larger one says nothing such a field could)."""
+    number = as_int(value)
+    return number if number is not None and -(2**31) <= number < 2**31 else None
 
 
 def as_float(value: Any) -> float | None:

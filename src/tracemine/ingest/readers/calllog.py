@@ -18,7 +18,7 @@ from tracemine.ingest.readers.base import (
     Reader,
     Sink,
     as_float,
-    as_int,
+    as_small_int,
     as_str,
     parse_arguments,
     parse_result_text,
@@ -74,8 +74,8 @@ class CallLogReader(Reader):
                     source_pointer=pointer,
                     run_id=run_id,
                     task_id=fields["task_id"],
-                    seq=as_int(call.get("index"))
-                    if as_int(call.get("index")) is not None
+                    seq=as_small_int(call.get("index"))
+                    if as_small_int(call.get("index")) is not None
                     else position,
                     call_id=call_id,
                     result_call_id=call_id if status != "missing" else None,

@@ -47,6 +47,7 @@ from tracemine.ingest.readers.base import (
     as_dict,
     as_float,
     as_int,
+    as_small_int,
     as_str,
     loads,
     parse_arguments,
@@ -287,7 +288,7 @@ class OtlpReader(Reader):
                     run_id=run_id,
                     session_id=session,
                     task_id=task_id,
-                    trial=as_int(
+                    trial=as_small_int(
                         _first(facts, "trial") if "trial" in facts else nested.get("trial")
                     ),
                     metadata={"run_id_source": source, "trace_ids": []},
