@@ -118,6 +118,10 @@ def _predicate(
     if len(tests) != 1:
         return None
     _, left, threshold = tests[0]
+    if not math.isfinite(threshold):
+        # the tree splits in float32: a value past its range (1e308) is infinite there,
+        # and a bound at infinity says nothing a contract could check
+        return None
     present = feature.values[feature.present]
     integral = bool(len(present)) and bool(np.all(np.mod(present, 1) == 0))
     if integral:

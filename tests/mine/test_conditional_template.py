@@ -1,0 +1,26 @@
+"""The conditional template's predicates, from the tree's splits."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracemine.mine.conditional import Feature
+from tracemine.mine.templates.conditional import _predicate
+
+
+def _feature(values: list[float]) -> Feature:
+    return Feature(path="args.n", present=np.ones(len(values), bool), values=np.array(values))
+
+
+def test_integral_threshold_gives_an_integer_bound() -> None:
+    names = [(0, ("num", None))]
+    predicate = _predicate([(0, False, 1.5)], names, [_feature([1.0, 2.0, 3.0])])
+    assert predicate is not None and (predicate.op, predicate.value) == (">=", 2)
+
+
+def test_a_split_at_infinity_names_no_predicate() -> None:
+    """The tree works in float32, where 1e300 is infinite: a split there is no bound."""
+    names = [(0, ("num", None))]
+    feature = _feature([1.0, 2.0, 1e300, 1e300])
+    assert _predicate([(0, True, float("inf"))], names, [feature]) is None
+    assert _predicate([(0, False, float("-inf"))], names, [_feature([0.5, 1e300])]) is None
