@@ -36,5 +36,12 @@ _register_commands()
 
 
 def main() -> None:
-    """Console-script entry point."""
-    sys.exit(app())
+    """Console-script entry point. A user's mistake that a command did not map itself (a
+    file it writes after its work, say) is still one line and exit code 2."""
+    from tracemine.cli._common import user_errors
+
+    try:
+        with user_errors():
+            app()
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)

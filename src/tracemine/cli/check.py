@@ -9,14 +9,7 @@ import typer
 from rich.table import Table
 
 from tracemine.check import CheckReport, check, junit_xml
-from tracemine.cli._common import (
-    JsonOption,
-    ReaderOption,
-    console,
-    print_json,
-    run,
-    user_errors,
-)
+from tracemine.cli._common import JsonOption, ReaderOption, console, print_json, run
 
 ORDER = 40
 
@@ -46,8 +39,7 @@ def check_command(
     report = run(check, traces, contracts, format=format, include_proposed=include_proposed,
                  oracle=oracle)  # fmt: skip
     if junit is not None:
-        with user_errors():
-            junit.write_text(junit_xml(report), encoding="utf-8")
+        junit.write_text(junit_xml(report), encoding="utf-8")
     if as_json:
         print_json(report.model_dump_json(indent=2))
     else:

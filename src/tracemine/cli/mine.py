@@ -8,15 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from tracemine.cli._common import (
-    DbOption,
-    FoldsOption,
-    JsonOption,
-    console,
-    print_json,
-    run,
-    user_errors,
-)
+from tracemine.cli._common import DbOption, FoldsOption, JsonOption, console, print_json, run
 
 if TYPE_CHECKING:
     from tracemine.model.contract import ContractFile
@@ -71,14 +63,12 @@ def mine_command(
     """Mine outcome contracts from nominal calls; keep those that hold on held-out tasks."""
     from tracemine.mine import mine  # heavy (scikit-learn, scipy): only when mining
 
-    with user_errors():  # a folder that cannot be made is said before minutes of mining
-        out.parent.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)  # a bad --out is said before the mining
     result = run(
         mine, db, folds=folds, target_fa=target_fa, min_tasks=min_tasks, tools=tool,
         where=where, task_key=task_key, crossfit=not no_crossfit, seed=seed, run_level=run_level,
     )  # fmt: skip
-    with user_errors():
-        out.write_text(result.model_dump_json(indent=2, exclude_none=True) + "\n", "utf-8")
+    out.write_text(result.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
     if as_json:
         print_json(result.model_dump_json(indent=2, exclude_none=True))
     else:
