@@ -26,7 +26,7 @@ def detect_format(path: Path) -> str:
     try:
         for _, unit in iter_units(path):
             if isinstance(unit, BadUnit):
-                if seen == 0 and first_shape == "nothing readable":
+                if first_shape == "nothing readable":
                     first_shape = f"nothing readable: {unit.reason}"
                 continue
             if seen == 0:

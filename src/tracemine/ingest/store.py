@@ -196,10 +196,8 @@ def _duckdb_or_new(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
             header = handle.read(12)
-    except (FileNotFoundError, IsADirectoryError):
-        return True  # DuckDB creates the file, or says what is wrong with the folder
-    except OSError:
-        return True  # unreadable: DuckDB's own error says why
+    except OSError:  # absent (DuckDB creates it), a folder or unreadable (DuckDB says why)
+        return True
     return not header or header[8:12] == b"DUCK"
 
 

@@ -8,8 +8,9 @@ top-level JSON array. A reader turns units into call records (plain dicts keyed 
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -141,7 +142,7 @@ def loads(text: str | bytes) -> Any:
 
         value = json.loads(text)
         if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8")):
-            return _paired(value)
+            return _rebuilt(value, _paired)
         return value
 
 
@@ -150,16 +151,19 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _paired(value: Any) -> Any:
-    """``value`` with its strings' unpaired surrogates replaced by U+FFFD."""
-    if isinstance(value, str):
-        if not _SURROGATE.search(value):
-            return value
+    """A string's unpaired surrogates replaced by U+FFFD."""
+    if isinstance(value, str) and _SURROGATE.search(value):
         return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if isinstance(value, dict):
-        return {_paired(k): _paired(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_paired(v) for v in value]
     return value
+
+
+def _rebuilt(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """A parsed JSON value rebuilt with ``leaf`` applied to every key and scalar."""
+    if isinstance(value, dict):
+        return {leaf(k): _rebuilt(v, leaf) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_rebuilt(v, leaf) for v in value]
+    return leaf(value)
 
 
 def dumps(value: Any) -> str:
@@ -173,21 +177,15 @@ def dumps(value: Any) -> str:
         import json
 
         try:
-            return json.dumps(_finite(value), default=str, ensure_ascii=False,
+            return json.dumps(_rebuilt(value, _finite), default=str, ensure_ascii=False,
                               separators=(",", ":"), allow_nan=False)  # fmt: skip
         except RecursionError:
             raise ValueError("value nested too deeply to store") from None
 
 
 def _finite(value: Any) -> Any:
-    """``value`` with NaN and infinities as None, as orjson writes them."""
-    if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+    """NaN and infinities as None, as orjson writes them."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def parse_arguments(raw: Any) -> tuple[str | None, Any, str | None]:

@@ -74,8 +74,8 @@ class CallLogReader(Reader):
                     source_pointer=pointer,
                     run_id=run_id,
                     task_id=fields["task_id"],
-                    seq=as_small_int(call.get("index"))
-                    if as_small_int(call.get("index")) is not None
+                    seq=index
+                    if (index := as_small_int(call.get("index"))) is not None
                     else position,
                     call_id=call_id,
                     result_call_id=call_id if status != "missing" else None,

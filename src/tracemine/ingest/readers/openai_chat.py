@@ -118,8 +118,9 @@ class OpenAIChatReader(ConversationReader):
         pointer: str,
         out: Sink,
     ) -> None:
-        function = as_dict(item.get("function") if isinstance(item, dict) else None)
-        call_id = as_str(item.get("id")) if isinstance(item, dict) else None
+        call = as_dict(item)
+        function = as_dict(call.get("function"))
+        call_id = as_str(call.get("id"))
         self.open_call(
             calls, function.get("name"), call_id, function.get("arguments"),
             line=line, pointer=pointer, out=out,
