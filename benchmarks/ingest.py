@@ -115,10 +115,9 @@ def cpu():
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 first, last = store.fetch_one(con, "SELECT min(call_key), max(call_key) FROM calls")
-start, used = time.perf_counter(), cpu()
 if sys.argv[2] != "walk":
     con.execute("CREATE TABLE bench_values AS SELECT * FROM json_values LIMIT 0")
-    start, used = time.perf_counter(), cpu()
+start, used = time.perf_counter(), cpu()
 if sys.argv[2] == "walk":
     for low in range(first, last + 1, pipeline.FLATTEN_CALLS):
         for column in ("arguments", "result"):
