@@ -1,15 +1,17 @@
-"""A plain-Python reading of mined contracts, independent of the miner's SQL: for one call,
-does a contract hold (True), break (False) or not apply (None)? Tests use it to count
-false alarms of mined contracts on traces the miner never saw."""
+"""A plain-Python reading of mined contracts, independent of the miner's SQL and of the
+product's path code (paths are read by :mod:`reference_paths`): for one call, does a
+contract hold (True), break (False) or not apply (None)? Tests use it to count false alarms
+of mined contracts on traces the miner never saw."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from reference_paths import MISSING, evaluate, parse, select
+
 from tracemine.mine.formats import CURRENCIES, FORMAT_NAMES
 from tracemine.model.contract import Contract, Kind, Predicate
-from tracemine.model.paths import MISSING, evaluate, parse, select
 
 _FORMATS = {
     "date-time": r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?",
@@ -63,7 +65,7 @@ def holds(contract: Contract, args: Any, result: Any) -> bool | None:
     if kind == Kind.PRESENT:
         parent = path.parent
         objects = [v for v in select(parent, args, result) if isinstance(v, dict)] if parent else []
-        return None if not objects else all(path.steps[-1] in o for o in objects)
+        return None if not objects else all(path.last in o for o in objects)
     if len(contract.paths) == 2:
         return _relation(contract, args, result)
     values = [v for v in select(path, args, result) if v is not MISSING]
