@@ -11,7 +11,8 @@ import pytest
 from tracemine.evaluate import EvaluationReport, evaluate
 from tracemine.faults import FaultClass, FaultGroup
 
-ARMS = ["status-only", "declared", "mined-no-crossfit", "mined-crossfit", "merged"]
+ARMS = ["status-only", "declared", "mined-no-crossfit", "mined-crossfit", "merged",
+        "oracle-peeking"]  # fmt: skip
 STATUS_CLASSES = {FaultClass.MISSING_RESULT.value, FaultClass.EXECUTION_ERROR.value}
 
 
@@ -76,6 +77,23 @@ def test_report_files(evaluated: tuple[EvaluationReport, Path]) -> None:
     assert "| negative_quantity |" in markdown and "include_proposed=True" in markdown
     html = (out / "report.html").read_text()
     assert "<svg" in html and "<table>" in html and "merged" in html
-    for arm in ("declared", "mined-no-crossfit", "mined-crossfit", "merged"):
+    for arm in ("declared", "mined-no-crossfit", "mined-crossfit", "merged", "oracle-peeking"):
         assert (out / "contracts" / f"{arm}.json").is_file()
     assert report.outputs["json"].endswith("report.json")
+    assert "## Calibration: predicted against realized false alarms" in markdown
+    assert "selection efficiency" in markdown and "PEEKS" in markdown
+
+
+def test_oracle_and_calibration(evaluated: tuple[EvaluationReport, Path]) -> None:
+    report, _ = evaluated
+    oracle = report.arm("oracle-peeking")
+    assert oracle.available and "peeks" in oracle.note
+    assert oracle.selection_efficiency == 1.0
+    # what raised no violation on the nominal runs can only leave gate gaps there
+    assert oracle.false_alarms.k <= report.arm("mined-no-crossfit").false_alarms.k
+    for name in ("mined-crossfit", "merged"):
+        calibration = report.arm(name).calibration
+        assert calibration is not None
+        assert sum(t.realized.n for t in calibration.tools) == report.calls["evaluation"]
+        assert sum(t.realized.k for t in calibration.tools) == report.arm(name).false_alarms.k
+    assert report.arm("declared").calibration is None

@@ -17,6 +17,9 @@ ARMS: dict[str, str] = {
     "mined-no-crossfit": "the gate plus contracts mined on every mining task, no held-out check",
     "mined-crossfit": "the gate plus contracts that held on held-out mining tasks (cross-fitted)",
     "merged": "the gate plus the cross-fitted mined contracts merged with the declared ones",
+    "oracle-peeking": "PEEKS AT THE EVALUATION RUNS, not deployable: the mined-no-crossfit "
+    "contracts minus every one that raised an alarm on a nominal evaluation run — the "
+    "reference that selection efficiency divides by",
 }
 """The arms, in report order, and what each one enforces."""
 
@@ -79,6 +82,41 @@ class ClassResult(BaseModel):
     examples: list[str] = Field(default_factory=list, description="first missed faults")
 
 
+class ToolCalibration(BaseModel):
+    """One tool: the false-alarm share mining predicted for its nominal calls, and the share
+    of its nominal evaluation calls an alarm named."""
+
+    tool: str
+    predicted: float | None = Field(
+        default=None, description="predicted_fa from the contract file; None: no prediction"
+    )
+    kept: int | None = Field(default=None, description="call-level contracts mining kept")
+    realized: Rate = Field(description="nominal evaluation calls of the tool with an alarm")
+
+
+class CalibrationBin(BaseModel):
+    """Tools whose predicted rate falls in ``(low, high]`` (``[0, 0]`` for exactly zero),
+    pooled: call-weighted mean prediction against the pooled realized rate."""
+
+    label: str
+    low: float
+    high: float | None = Field(description="None: no upper edge")
+    tools: int = 0
+    predicted: float | None = None
+    realized: Rate
+
+
+class Calibration(BaseModel):
+    """Predicted against realized false alarms per tool, overall and binned by prediction.
+    ``overall`` pools the tools that have a prediction (call-weighted)."""
+
+    tools: list[ToolCalibration] = Field(default_factory=list)
+    predicted: float | None = Field(default=None, description="call-weighted, predicted tools")
+    realized: Rate = Field(description="pooled over the tools that have a prediction")
+    bins: list[CalibrationBin] = Field(default_factory=list)
+    note: str = ""
+
+
 class ArmResult(BaseModel):
     """One arm: its contracts, its false alarms on nominal calls and its detection."""
 
@@ -91,6 +129,13 @@ class ArmResult(BaseModel):
     run_false_alarms: Rate = Field(description="nominal evaluation runs with any alarm")
     detection_covered: float | None = Field(
         default=None, description="mean detection rate over the classes the monitor can see"
+    )
+    selection_efficiency: float | None = Field(
+        default=None,
+        description="detection_covered divided by the oracle-peeking arm's detection_covered",
+    )
+    calibration: Calibration | None = Field(
+        default=None, description="predicted against realized false alarms, per tool"
     )
     noisiest: list[dict[str, Any]] = Field(
         default_factory=list, description="contracts raising most false alarms"

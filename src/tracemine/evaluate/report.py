@@ -7,9 +7,19 @@ from html import escape
 from pathlib import Path
 
 from tracemine.evaluate.model import ArmResult, EvaluationReport, Rate
+from tracemine.evaluate.reliability import (
+    BIN_HEADER,
+    TOOL_HEADER,
+    bin_rows,
+    calibrated,
+    predicted,
+    reliability_chart,
+    tool_rows,
+)
 
 _COLOURS = {"status-only": "#9e9e9e", "declared": "#f2a541", "mined-no-crossfit": "#8fb9e0",
-            "mined-crossfit": "#2f6fb0", "merged": "#3a9a5b"}  # fmt: skip
+            "mined-crossfit": "#2f6fb0", "merged": "#3a9a5b",
+            "oracle-peeking": "#a0508c"}  # fmt: skip
 
 
 def write_reports(report: EvaluationReport, out: Path) -> dict[str, Path]:
@@ -31,20 +41,24 @@ def _pct(rate: Rate) -> str:
 
 
 def summary_rows(report: EvaluationReport) -> list[list[str]]:
-    """One row per arm: contracts, false alarms per call and per run, mean detection."""
+    """One row per arm: contracts, false alarms per call and per run, mean detection and
+    selection efficiency (against the oracle-peeking arm)."""
     rows = []
     for arm in report.arms:
         if not arm.available:
-            rows.append([arm.arm, "—", arm.note, "", ""])
+            rows.append([arm.arm, "—", arm.note, "", "", ""])
             continue
         covered = "n/a" if arm.detection_covered is None else f"{100 * arm.detection_covered:.1f}%"
+        efficiency = arm.selection_efficiency
         rows.append([arm.arm, str(arm.contracts), arm.false_alarms.text(2),
-                     arm.run_false_alarms.text(1), covered])  # fmt: skip
+                     arm.run_false_alarms.text(1), covered,
+                     "n/a" if efficiency is None else f"{100 * efficiency:.0f}%"])  # fmt: skip
     return rows
 
 
 SUMMARY_HEADER = ["arm", "contracts", "false alarms per nominal call [95% CI]",
-                  "nominal runs with an alarm", "mean detection, covered classes"]  # fmt: skip
+                  "nominal runs with an alarm", "mean detection, covered classes",
+                  "selection efficiency (÷ oracle)"]  # fmt: skip
 
 
 def class_rows(report: EvaluationReport, field: str = "detection") -> list[list[str]]:
@@ -93,12 +107,15 @@ def to_markdown(report: EvaluationReport) -> str:
     parts = ["# tracemine evaluation", ""]
     parts += [f"- {fact}" for fact in _facts(report)]
     parts += ["", "## Arms", "", _md_table(SUMMARY_HEADER, summary_rows(report)), ""]
+    # what each arm enforces, so the oracle reads as peeking wherever the table is read
+    parts += [f"- **{arm.arm}**: {arm.description}" for arm in report.arms] + [""]
     parts += [f"- {arm.arm}: {arm.note}" for arm in report.arms if arm.available and arm.note]
     parts += [""] if any(arm.available and arm.note for arm in report.arms) else []
     parts += ["## Detection per fault class", "",
               _md_table(class_header(report), class_rows(report)), "",
               "## Localization per fault class (share of detected faults)", "",
               _md_table(class_header(report), class_rows(report, "localization")), ""]  # fmt: skip
+    parts += _calibration_markdown(report)
     parts += ["## Noisiest contracts on nominal calls", ""]
     for arm in report.arms:
         for n in arm.noisiest:
@@ -110,6 +127,31 @@ def to_markdown(report: EvaluationReport) -> str:
         parts += ["", "## Notes", ""] + [f"- {note}" for note in report.notes]
     parts += ["", f"Evaluated in {report.seconds:.1f} s.", ""]
     return "\n".join(parts)
+
+
+def _calibration_markdown(report: EvaluationReport) -> list[str]:
+    parts = ["## Calibration: predicted against realized false alarms", ""]
+    for name, calibration in calibrated(report.arms):
+        parts += [f"### {name}", ""]
+        parts += [f"_{calibration.note}_", ""] if calibration.note else []
+        parts += [_md_table(TOOL_HEADER, tool_rows(calibration)), ""]
+        if predicted(calibration):
+            parts += [_md_table(BIN_HEADER, bin_rows(calibration)), ""]
+    return parts if len(parts) > 2 else []
+
+
+def _calibration_html(report: EvaluationReport) -> str:
+    parts = []
+    for name, calibration in calibrated(report.arms):
+        parts += [f"<h3>{escape(name)}</h3>"]
+        parts += [f"<p><i>{escape(calibration.note)}</i></p>"] if calibration.note else []
+        if predicted(calibration):
+            parts += [reliability_chart(calibration, _COLOURS.get(name, "#555")),
+                      _html_table(BIN_HEADER, bin_rows(calibration))]  # fmt: skip
+        parts += [_html_table(TOOL_HEADER, tool_rows(calibration))]
+    if not parts:
+        return ""
+    return "\n".join(["<h2>Calibration: predicted against realized false alarms</h2>", *parts])
 
 
 def _html_table(header: list[str], rows: list[list[str]]) -> str:
@@ -161,7 +203,10 @@ def to_html(report: EvaluationReport) -> str:
         f"<li><b>{escape(k)}</b>: {escape(v)}</li>" for k, v in report.definitions.items()
     )
     notes = "".join(f"<li>{escape(note)}</li>" for note in report.notes)
-    arm_notes = "".join(
+    described = "".join(
+        f"<li><b>{escape(arm.arm)}</b>: {escape(arm.description)}</li>" for arm in report.arms
+    )
+    arm_notes = f"<ul>{described}</ul>" + "".join(
         f"<p>{escape(arm.arm)}: {escape(arm.note)}</p>"
         for arm in report.arms
         if arm.available and arm.note
@@ -180,6 +225,7 @@ def to_html(report: EvaluationReport) -> str:
         _html_table(class_header(report), class_rows(report)),
         "<h2>Localization per fault class (share of detected faults)</h2>",
         _html_table(class_header(report), class_rows(report, "localization")),
+        _calibration_html(report),
         "<h2>Definitions</h2>", f"<ul>{definitions}</ul>",
         f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "",
         f"<p>Evaluated in {report.seconds:.1f} s.</p>", "</body></html>", "",
