@@ -8,7 +8,7 @@ from html import escape
 
 from tracemine.evaluate.model import ArmResult, Calibration, Rate
 
-TOOL_HEADER = ["tool", "kept", "predicted", "realized [95% CI]", "nominal calls"]
+TOOL_HEADER = ["tool", "kept by mining", "predicted", "realized [95% CI]", "nominal calls"]
 BIN_HEADER = ["predicted bin", "tools", "nominal calls", "mean predicted", "realized [95% CI]"]
 
 
