@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import duckdb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracemine.ingest import ingest
-from tracemine.ingest.readers.base import parse_result_text
 
 scalars = st.one_of(
     st.none(),
@@ -29,12 +29,14 @@ json_values = st.recursive(
     max_leaves=12,
 )
 tool_names = st.sampled_from(["get_order", "search", "list_items", "create_refund"])
+# results are JSON values, and as often JSON documents sent as text (what many tools return)
+results = st.one_of(json_values, json_values.map(json.dumps))
 calls = st.fixed_dictionaries(
     {
         "name": tool_names,
         "arguments": st.dictionaries(st.text(min_size=1, max_size=8), json_values, max_size=4),
         "ok": st.booleans(),
-        "result": json_values,
+        "result": results,
         "duration_ms": st.floats(min_value=0, max_value=1e6),
     }
 )
@@ -47,6 +49,28 @@ call_logs = st.lists(
 )
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def expected_result(sent: Any) -> Any:
+    """What the store must hold for a result, worked out with the standard library alone:
+    a string holding strict JSON (no NaN or Infinity) that is an object, an array or a number
+    is that document; every other string (JSON strings, true, false and null included) stays
+    the text it was; a value that is not a string is itself."""
+    if not isinstance(sent, str):
+        return sent
+    try:
+        document = json.loads(sent, parse_constant=_no_constant)
+    except ValueError:
+        return sent
+    if isinstance(document, dict | list):
+        return document
+    if isinstance(document, int | float) and not isinstance(document, bool):
+        return document
+    return sent
+
+
 # each example is a real ingest into a DuckDB file: fewer, heavier examples
 @settings(max_examples=20)
 @given(call_logs)
@@ -56,7 +80,10 @@ def test_random_call_logs_round_trip(logs: list[dict]) -> None:
         path.write_text("".join(json.dumps(log) + "\n" for log in logs))
         db = Path(tmp) / "s.duckdb"
         report = ingest([path], db, format="calllog", validate=True)
+        # every line the test wrote was read, and stored
+        assert report.files[0].units_read == len(logs)
         assert report.files[0].units_stored == len(logs)
+        assert report.files[0].units_quarantined == 0
         con = duckdb.connect(str(db), read_only=True)
         rows = con.execute(
             "SELECT source_line, seq, tool, arguments, result, status, duration_ms, r.task_id "
@@ -83,10 +110,10 @@ def test_random_call_logs_round_trip(logs: list[dict]) -> None:
         assert (line, seq, tool, task) == (want[0], want[1], want[2], want[7])
         assert json.loads(arguments) == want[3]
         stored = json.loads(result)
-        # a text result that is itself JSON is parsed (other text stays text): expect what
-        # the documented rule gives, not "anything"
-        expected = parse_result_text(want[4]) if isinstance(want[4], str) else want[4]
+        # a text result that is itself a JSON document is parsed, other text stays text
+        expected = expected_result(want[4])
         assert stored == expected
+        assert type(stored) is type(expected)
         assert status == ("ok" if want[5] else "tool_error")
         assert duration == want[6]
 
@@ -134,9 +161,13 @@ def test_every_line_is_stored_or_quarantined(lines: list[tuple[str, object]]) ->
         report = ingest([path], db, format="calllog")
         f = report.files[0]
         assert f.units_read == f.units_stored + f.units_quarantined
+        # and against what was written: the first line, then one line per entry of `lines`
+        assert f.units_read == 1 + len(lines)
+        assert f.units_stored == 1 + sum(1 for kind, _ in lines if kind != "bad")
+        assert f.units_quarantined == sum(1 for kind, _ in lines if kind == "bad")
         con = duckdb.connect(str(db), read_only=True)
         quarantined = con.execute("SELECT count(*) FROM quarantine WHERE level = 'unit'").fetchall()
         calls_stored = con.execute("SELECT count(*) FROM calls").fetchall()
         con.close()
-        assert quarantined[0][0] == f.units_quarantined
+        assert quarantined[0][0] == f.units_quarantined == sum(1 for k, _ in lines if k == "bad")
         assert calls_stored[0][0] == f.calls == sum(1 for kind, _ in lines if kind != "bad")
