@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import duckdb
@@ -11,17 +10,21 @@ from typer.testing import CliRunner
 
 from tracemine.cli import app
 from tracemine.ingest import ingest
+from tracemine.ingest.readers import READERS, flat, openai_chat, otlp
 from tracemine.simulate import FORMATS, simulate, write_traces
 
 
-def reader_available(name: str) -> bool:
-    return importlib.util.find_spec(f"tracemine.ingest.readers.{name}") is not None
+def test_every_simulated_format_has_its_reader() -> None:
+    # the project's own readers are imported plainly above: a missing one fails, never skips
+    for module in (flat, openai_chat, otlp):
+        assert module.__name__.rpartition(".")[2] in FORMATS
+    assert set(FORMATS) == {"flat", "openai_chat", "otlp"}
+    for name in FORMATS:
+        assert READERS[name].__module__ == f"tracemine.ingest.readers.{name}"
 
 
 @pytest.mark.parametrize("format", list(FORMATS))
 def test_generated_files_ingest_with_nothing_quarantined(tmp_path: Path, format: str) -> None:
-    if not reader_available(format):
-        pytest.skip(f"the {format} reader is not there yet")
     runs = simulate("all", tasks=12, seed=4)
     path = write_traces(runs, tmp_path / f"traces.{format}.jsonl.gz", format)
     report = ingest([path], tmp_path / "store.duckdb", validate=True)
