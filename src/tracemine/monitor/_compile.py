@@ -92,6 +92,8 @@ def _unary(path: Path, kind: str, pred: Pred | None, bulk: Any = None) -> Check:
                 values = values if isinstance(values, list) else []
             seen: set[Any] = set()
             for i, v in enumerate(values):
+                if v is MISSING or v is None:
+                    continue  # as mined: only values that are there can repeat
                 k = key(v)
                 if k in seen:
                     return Fail(v, path, i if multi else None, f"{preview(v, 60)} repeated")
