@@ -25,7 +25,9 @@ def mine_command(
     target_fa: Annotated[
         float,
         typer.Option(
-            "--target-fa", help="Keep contracts whose held-out false-alarm bound is at most this."
+            "--target-fa",
+            help="Per tool, at most this share of nominal calls may raise an alarm (predicted "
+            "from held-out tasks, pooled by contract family).",
         ),
     ] = 0.01,
     min_tasks: Annotated[
@@ -58,6 +60,14 @@ def mine_command(
         ),
     ] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the task-to-fold split.")] = 0,
+    all_eligible: Annotated[
+        bool,
+        typer.Option(
+            "--all-eligible",
+            help="Keep every candidate that cross-fitting found eligible, without spending "
+            "the --target-fa budget (for review; the file's predicted rates say what it costs).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Mine outcome contracts from nominal calls; keep those that hold on held-out tasks."""
@@ -67,6 +77,7 @@ def mine_command(
     result = run(
         mine, db, folds=folds, target_fa=target_fa, min_tasks=min_tasks, tools=tool,
         where=where, task_key=task_key, crossfit=not no_crossfit, seed=seed, run_level=run_level,
+        budget=not all_eligible,
     )  # fmt: skip
     out.write_text(result.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
     if as_json:
@@ -77,15 +88,21 @@ def mine_command(
 
 def render(result: ContractFile, out: Path) -> None:
     summary = result.provenance.get("summary", {})
+    tools = result.provenance.get("selection", {}).get("tools", {})
     table = Table(title=f"mine → {out}", title_justify="left")
-    for name in ("tool", "candidates", "kept", "dropped", "implied", "conditional"):
+    columns = ("tool", "calls", "tasks", "candidates", "kept", "implied", "conditional",
+               "predicted FA", "est. detection")  # fmt: skip
+    for name in columns:
         table.add_column(name, justify="left" if name == "tool" else "right")
     for tool, counts in summary.items():
         mine_ = [c for c in result.contracts if c.tool == tool]
         implied = sum(1 for c in mine_ if c.implied_by)
         conditional = sum(1 for c in mine_ if c.when is not None)
-        table.add_row(tool, str(counts["candidates"]), str(counts["kept"]),
-                      str(counts["dropped"]), str(implied), str(conditional))  # fmt: skip
+        line = tools.get(tool, {})
+        table.add_row(tool, str(line.get("calls", "")), str(line.get("tasks", "")),
+                      str(counts["candidates"]), str(counts["kept"]), str(implied),
+                      str(conditional), _share(line.get("predicted_fa")),
+                      _share(line.get("predicted_detection")))  # fmt: skip
     console.print(table)
     profile = result.provenance.get("profile", {})
     params = result.provenance.get("params", {})
@@ -96,11 +113,18 @@ def render(result: ContractFile, out: Path) -> None:
         f"{params.get('target_fa')}) in {result.provenance.get('seconds', 0):.1f} s; "
         f"profiles {'reused' if profile.get('reused') else 'computed'}"
     )
+    for line in tools.values():
+        if line.get("why"):
+            console.print(f"[yellow]no contract[/] {line['why']}")
     if profile.get("runs_without_task"):
         console.print(
             f"[yellow]{profile['runs_without_task']} runs have no task id[/]: each counts as "
             "its own task; give --task-key to group them"
         )
+
+
+def _share(value: object) -> str:
+    return f"{value:.2%}" if isinstance(value, float | int) else "–"
 
 
 def register(app: typer.Typer) -> None:

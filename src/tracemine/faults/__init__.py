@@ -8,7 +8,7 @@ into nominal traces with a ground-truth record for each, reproducibly from a see
 """
 
 from tracemine.faults.files import InjectReport, ground_truth_path, inject_file
-from tracemine.faults.inject import FaultRecord, inject
+from tracemine.faults.inject import FaultRecord, inject, variants
 from tracemine.faults.taxonomy import DESCRIPTIONS, FaultClass, FaultGroup, parse_classes
 
 __all__ = [
@@ -21,4 +21,5 @@ __all__ = [
     "inject",
     "inject_file",
     "parse_classes",
+    "variants",
 ]

@@ -172,3 +172,30 @@ def _fresh(value: Any) -> Any:
 
 def _fingerprint(run: dict[str, Any]) -> str:
     return json.dumps(run, sort_keys=True, default=str)
+
+
+def variants(
+    runs: Sequence[dict[str, Any]],
+    classes: Sequence[FaultClass | str],
+    *,
+    max_sites: int = 16,
+    seed: int = 0,
+) -> Iterator[tuple[int, FaultClass, dict[str, Any]]]:
+    """Every fault of ``classes`` that fits each run, one faulted copy each: (run index,
+    class, faulted run). Up to ``max_sites`` sites per run and class, drawn with ``seed``;
+    a fault that changes nothing is skipped. Where :func:`inject` draws one fault per run
+    for an evaluation, this enumerates them, so a miner can ask which contracts would
+    catch each one."""
+    ctx = Context(list(runs))
+    rng = random.Random(f"tracemine-variants/{seed}")
+    for index, run in enumerate(runs):
+        plain = _fingerprint(run)
+        for fault_class in (FaultClass(c) for c in classes):
+            sites = list(APPLIERS[fault_class](run, ctx))
+            if len(sites) > max_sites:
+                sites = rng.sample(sites, max_sites)
+            for site in sites:
+                faulty = _fresh(run)
+                if site.apply(faulty, rng) is None or _fingerprint(faulty) == plain:
+                    continue
+                yield index, fault_class, faulty

@@ -16,6 +16,7 @@ from tracemine.mine.conditional import Conditional
 from tracemine.mine.context import assign_folds, load_contexts, register_membership
 from tracemine.mine.crossfit import Shared
 from tracemine.mine.crossfit import crossfit as crossfit_tasks
+from tracemine.mine.detect import estimate
 from tracemine.mine.profile import ensure_profiles
 from tracemine.mine.relations import Relations, find_pairs
 from tracemine.mine.select import Settings, select
@@ -23,6 +24,18 @@ from tracemine.mine.trajectory import mine_runs
 from tracemine.mine.where import parse_filters, where_sql
 from tracemine.model.contract import ContractFile
 
+SELECTION_RULE = (
+    "per tool, candidates proposed on every task and in min_folds folds are priced at "
+    "their family's pooled posterior mean false-alarm rate per task (held-out calls "
+    "counted in tasks) times the share of the tool's calls they check, and bought "
+    "greedily by estimated detection of injected faults per unit of price while the sum "
+    "of prices (predicted_fa, an upper estimate of the share of calls alarmed) stays "
+    "within target_fa"
+)
+ELIGIBLE_RULE = (
+    "no budget: every candidate proposed on every task and in min_folds folds is kept; "
+    "predicted_fa is the sum of their prices and may exceed target_fa"
+)
 FOLD_SUPPORT = 2
 """Distinct tasks a template needs in one context before it proposes anything."""
 # DuckDB's buffers while mining. Profiles, pair counts and held-out counts run a part of
@@ -47,14 +60,20 @@ def mine(
     seed: int = 0,
     min_folds: int | None = None,
     run_level: bool = False,
+    budget: bool = True,
 ) -> ContractFile:
     """Mine candidate contracts from the nominal calls of the store at ``db``.
 
     Nominal calls ended ``ok`` in runs passing ``where`` (``"run_outcome=success"``).
     Tasks are split into ``folds`` seeded groups; candidates are proposed on the other
-    folds and counted on each held-out one, and kept when proposed in ``min_folds``
-    folds (default ``folds - 1``), supported by ``min_tasks`` distinct tasks, and the
-    upper confidence bound of their held-out violation rate is at most ``target_fa``.
+    folds and counted on each held-out one. Those proposed in ``min_folds`` folds
+    (default ``folds - 1``) and supported by ``min_tasks`` distinct tasks are priced by
+    their family's pooled false-alarm posterior, and each tool buys the ones that catch
+    the most injected faults while the predicted share of its calls alarmed stays within
+    ``target_fa`` (:mod:`tracemine.mine.select`); ``provenance["selection"]`` says, per
+    tool, what was predicted and why a tool kept nothing. ``budget=False`` keeps every
+    eligible candidate instead (to review what cross-fitting found; the predicted rate
+    of that set is still written, and may exceed ``target_fa``).
     Without task ids give ``task_key`` (a run field, metadata key or ``regex:``) or
     ``crossfit=False``. Profiles are stored in the database and reused while its calls
     and these filters stay the same. With ``run_level`` the run-level contracts (prior
@@ -77,7 +96,7 @@ def mine(
     try:
         _require_tasks(con, filters, task_key, crossfit)
         info = ensure_profiles(con, filters, task_key)
-        task_calls = _task_calls(con, tools)
+        task_calls, tool_sizes = _task_calls(con, tools)
         if crossfit and len(task_calls) < folds:
             raise InputError(
                 f"{len(task_calls)} tasks with nominal calls, fewer than --folds {folds}; "
@@ -101,8 +120,11 @@ def mine(
         candidates = crossfit_tasks(con, contexts, survey)
         settings = Settings(folds if crossfit else 0, target_fa, min_tasks,
                             min_folds if min_folds is not None else max(folds - 1, 1),
-                            crossfit)  # fmt: skip
-        kept, summary = select(candidates, settings, lambda keys: _calls(con, keys))
+                            crossfit, budget)  # fmt: skip
+        finals = [c.final for c in candidates.values() if c.final is not None]
+        faults = estimate(con, finals, seed)
+        chosen = select(candidates, settings, lambda keys: _calls(con, keys), tool_sizes, faults)
+        kept, summary = chosen.kept, chosen.summary
         run_summary: dict[str, dict[str, int]] = {}
         if run_level:
             runs_kept, run_summary = mine_runs(con, assignment, settings, FOLD_SUPPORT, tools)
@@ -117,12 +139,21 @@ def mine(
             "folds": folds if crossfit else 0, "target_fa": target_fa, "min_tasks": min_tasks,
             "min_folds": settings.min_folds, "tools": sorted(tools) if tools else None,
             "where": [f.text for f in filters], "task_key": task_key, "crossfit": crossfit,
-            "seed": seed, "run_level": run_level,
+            "seed": seed, "run_level": run_level, "budget": budget,
         },
         "profile": {"fingerprint": info.fingerprint, "reused": info.reused,
                     "calls": info.calls, "tasks": info.tasks, "runs": info.runs,
                     "runs_without_task": info.runs_without_task},
         "summary": summary,
+        "selection": {
+            "target": f"at most {target_fa:g} of each tool's nominal calls alarmed by its "
+            "kept call-level contracts",
+            "rule": (SELECTION_RULE if budget else ELIGIBLE_RULE)
+            if crossfit
+            else f"no cross-fitting: every candidate supported by {min_tasks} tasks is kept",
+            "tools": chosen.tools,
+            "families": chosen.families,
+        },
         **({"run_summary": run_summary} if run_level else {}),
         "seconds": round(time.perf_counter() - started, 3),
     }  # fmt: skip
@@ -144,7 +175,10 @@ def _require_tasks(
         )
 
 
-def _task_calls(con: duckdb.DuckDBPyConnection, tools: Sequence[str] | None) -> dict[str, int]:
+def _task_calls(
+    con: duckdb.DuckDBPyConnection, tools: Sequence[str] | None
+) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
+    """Nominal calls per task (of ``tools``), and (calls, tasks) per tool."""
     rows = con.execute("SELECT tool, task, count(*) FROM tm_calls GROUP BY ALL").fetchall()
     known = {tool for tool, _, _ in rows}
     unknown = sorted(set(tools or ()) - known)
@@ -154,10 +188,13 @@ def _task_calls(con: duckdb.DuckDBPyConnection, tools: Sequence[str] | None) -> 
             f"tools in the store: {', '.join(sorted(known)) or 'none'}"
         )
     out: dict[str, int] = {}
+    sizes: dict[str, tuple[int, int]] = {}
     for tool, task, count in rows:
         if not tools or tool in tools:
             out[task] = out.get(task, 0) + int(count)
-    return out
+            calls, tasks = sizes.get(tool, (0, 0))
+            sizes[tool] = (calls + int(count), tasks + 1)
+    return out, dict(sorted(sizes.items()))
 
 
 def _only(contexts: dict, tools: Sequence[str] | None) -> None:

@@ -15,7 +15,8 @@ from scipy.stats import beta
 
 from tracemine.mine.conditional import Conditional
 from tracemine.mine.context import MineContext
-from tracemine.mine.measure import Measure, count_fitted, measure
+from tracemine.mine.measure import Measure, count_fitted, measure, parent_path
+from tracemine.mine.pooling import effective
 from tracemine.mine.profile import Survey
 from tracemine.mine.relations import Relations
 from tracemine.mine.templates import propose
@@ -37,6 +38,18 @@ class Candidate:
     final: Contract | None = None
     proposals: dict[int, Contract] = field(default_factory=dict)
     heldout: dict[int, Measure] = field(default_factory=dict)
+    units: dict[int, tuple[float, float]] = field(default_factory=dict)
+    """Per held-out fold, (checked, violations) in tasks (:func:`pooling.effective`)."""
+    tool_calls: dict[int, int] = field(default_factory=dict)
+    """Per held-out fold, the tool's calls there: how much of the tool a contract checks."""
+
+    @property
+    def heldout_tasks(self) -> float:
+        return sum(n for n, _ in self.units.values())
+
+    @property
+    def heldout_task_violations(self) -> float:
+        return sum(k for _, k in self.units.values())
 
     @property
     def heldout_calls(self) -> int:
@@ -52,8 +65,9 @@ class Candidate:
         return found
 
 
-def upper_bound(violations: int, checked: int, confidence: float = 0.95) -> float:
-    """One-sided Clopper–Pearson upper bound on a violation rate; 1.0 without evidence."""
+def upper_bound(violations: float, checked: float, confidence: float = 0.95) -> float:
+    """One-sided Clopper–Pearson upper bound on a violation rate; 1.0 without evidence.
+    Counts may be fractional (tasks counted from scaled calls)."""
     if checked <= 0 or violations >= checked:
         return 1.0
     return float(beta.ppf(confidence, violations + 1, checked - violations))
@@ -88,4 +102,29 @@ def crossfit(
     for item, found in count_fitted(con, survey, fitted).items():
         cid, fold = owners[item]
         candidates[cid].heldout[fold] = found
+    busiest: dict[tuple[str, str], tuple[int, int]] = {}
+    for entry in candidates.values():
+        for fold, found in entry.heldout.items():
+            ctx = contexts[f"test:{fold}"]
+            tasks, calls = _per_task(entry.contract, ctx, busiest)
+            entry.units[fold] = effective(found.checked, found.violations, tasks, calls)
+            entry.tool_calls[fold] = ctx.tool_calls.get(entry.contract.tool, 0)
     return candidates
+
+
+def _per_task(
+    contract: Contract, ctx: MineContext, busiest: dict[tuple[str, str], tuple[int, int]]
+) -> tuple[int, int]:
+    """(tasks, calls) where ``contract`` is checked in ``ctx``: its path's profile, else
+    its parent's (``present``), else the tool's busiest path (memoized in ``busiest``)."""
+    side = contract.side.value
+    path = contract.paths[0] if contract.paths else ""
+    for where in (path, parent_path(path)):
+        found = ctx.paths.get((contract.tool, side, where or ""))
+        if found is not None and found["calls"]:
+            return found.tasks, int(found["calls"])
+    key = (ctx.name, contract.tool)
+    if key not in busiest:
+        best = max(ctx.profiles(contract.tool), key=lambda p: p["calls"], default=None)
+        busiest[key] = (best.tasks, int(best["calls"])) if best is not None else (0, 0)
+    return busiest[key]

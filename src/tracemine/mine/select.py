@@ -1,24 +1,45 @@
-"""Selection: which candidates survive cross-fitting, and which are implied by others.
+"""Selection: which cross-fitted candidates a tool keeps, within its false-alarm budget.
 
-A candidate is kept when every task proposes it (``all``), enough folds proposed it, its
-support counts enough distinct tasks, and the upper confidence bound on its held-out
-violation rate is under the target false-alarm rate. A kept contract that a stronger kept
-contract implies (``positive`` ⇒ ``non_negative``, ``non_empty`` ⇒ ``present`` …) stays
-in the file with ``implied_by`` naming the stronger one, for review to fold away.
+The user's ``target_fa`` is a promise per nominal call: at most that share of a tool's
+calls raise any alarm from the tool's whole kept set. Selection keeps that promise in
+three steps.
+
+1. **Eligible**: proposed on every task, supported by ``min_tasks`` distinct tasks and
+   proposed in ``min_folds`` folds (a contract that only some folds propose is fitted to
+   them).
+2. **Priced**: each eligible candidate's false-alarm rate is its posterior mean under its
+   family's pooled prior (:mod:`tracemine.mine.pooling`, held-out counts in tasks), times
+   the share of the tool's calls it checks. Summing these over a set bounds the expected
+   share of calls alarmed (alarms of one call overlap; they never add more than the sum).
+3. **Bought**: per tool, greedily, the candidate with the most estimated detection not yet
+   caught (:mod:`tracemine.mine.detect`) per unit of price, while the sum stays within
+   ``target_fa``. A candidate that catches only what the chosen ones catch is dropped as
+   redundant; one the sampled faults never reached is added last, cheapest first, while
+   the budget lasts.
+
+A kept contract another kept contract implies (``positive`` ⇒ ``non_negative`` …) stays
+in the file with ``implied_by`` naming the stronger one — only where the stronger one
+also caught every sampled fault the weaker one caught, so a range never hides the ``type``
+that catches a string or a null.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from tracemine.mine.crossfit import Candidate, upper_bound
 from tracemine.mine.describe import describe, sort_key
-from tracemine.mine.formats import FORMAT_NAMES
+from tracemine.mine.detect import ToolFaults
+from tracemine.mine.implied import mark_implied
+from tracemine.mine.pooling import Prior, family_of, fit_families
 from tracemine.model.contract import Contract, Counterexample, Evidence, Kind
 
 CONFIDENCE = 0.95
 MAX_COUNTEREXAMPLES = 3
+STRUCTURAL = frozenset({Kind.PRESENT, Kind.NOT_NULL, Kind.TYPE, Kind.NON_EMPTY, Kind.UNIQUE})
 
 
 @dataclass
@@ -28,61 +49,155 @@ class Settings:
     min_tasks: int
     min_folds: int
     crossfit: bool
+    budget: bool = True
+
+
+@dataclass
+class Priced:
+    """One eligible candidate as selection sees it."""
+
+    cid: str
+    contract: Contract
+    evidence: Evidence
+    price: float
+    catches: set[int] = field(default_factory=set)
+
+
+@dataclass
+class Selection:
+    kept: list[Contract]
+    summary: dict[str, dict[str, int]]
+    tools: dict[str, dict[str, Any]]
+    families: dict[str, dict[str, float]]
 
 
 def select(
     candidates: dict[str, Candidate],
     settings: Settings,
     calls: Callable[[list[int]], dict[int, dict]],
-) -> tuple[list[Contract], dict[str, dict[str, int]]]:
-    """Kept contracts (with evidence and descriptions) and, per tool, how many
-    candidates were kept and dropped. ``calls`` resolves call keys of counterexamples."""
-    kept: list[Contract] = []
-    summary: dict[str, dict[str, int]] = {}
+    tool_sizes: dict[str, tuple[int, int]],
+    faults: dict[str, ToolFaults],
+) -> Selection:
+    """Kept contracts (with evidence and descriptions), per tool the candidates kept and
+    dropped, what was predicted and why a tool got nothing, and the fitted families.
+    ``calls`` resolves call keys of counterexamples; ``tool_sizes`` is (calls, tasks)
+    per tool; ``faults`` what :func:`tracemine.mine.detect.estimate` found."""
     keys = [k for c in candidates.values() for m in c.heldout.values() for k, _ in m.examples]
     known = calls(sorted(set(keys)))
+
+    def example(key: int, shown: str) -> Counterexample | None:
+        return Counterexample(**known[key], observed=shown) if key in known else None
+
+    priors = pool(candidates, settings)
+    summary: dict[str, dict[str, int]] = {}
+    eligible: dict[str, list[Priced]] = {}
     for cid in sorted(candidates):
         entry = candidates[cid]
-        contract = entry.final
         tool = entry.contract.tool
         counts = summary.setdefault(tool, {"candidates": 0, "kept": 0, "dropped": 0})
         counts["candidates"] += 1
-        evidence = build_evidence(
-            entry,
-            settings,
-            lambda key, shown: (
-                Counterexample(**known[key], observed=shown) if key in known else None
-            ),
-        )
-        if contract is None or not _keeps(evidence, settings):
-            counts["dropped"] += 1
+        evidence = build_evidence(entry, settings, example, priors)
+        if entry.final is None or not _eligible(evidence, settings):
             continue
-        counts["kept"] += 1
-        kept.append(contract.model_copy(update={"evidence": evidence,
-                                                "description": describe(contract)}))  # fmt: skip
-    return sorted(mark_implied(kept), key=sort_key), dict(sorted(summary.items()))
+        priced = Priced(cid, entry.final, evidence, evidence.fa_share or 0.0)
+        eligible.setdefault(tool, []).append(priced)
+    kept: list[Contract] = []
+    tools: dict[str, dict[str, Any]] = {}
+    for tool in sorted(set(summary) | set(tool_sizes)):
+        found = faults.get(tool, ToolFaults())
+        options = eligible.get(tool, [])
+        for option in options:
+            option.catches = found.catches.get(option.cid, set())
+            option.evidence.detection = round(found.detection([option.cid]), 4) \
+                if settings.crossfit else None  # fmt: skip
+        spend = settings.crossfit and settings.budget
+        chosen = buy(options, found, settings.target_fa) if spend else options
+        for option in chosen:
+            update = {"evidence": option.evidence, "description": describe(option.contract)}
+            kept.append(option.contract.model_copy(update=update))
+        counts = summary.setdefault(tool, {"candidates": 0, "kept": 0, "dropped": 0})
+        counts["kept"] = len(chosen)
+        counts["dropped"] = counts["candidates"] - len(chosen)
+        size = tool_sizes.get(tool, (0, 0))
+        tools[tool] = _tool_line(tool, size, options, chosen, found, settings, priors)
+    catches = {o.cid: o.catches for group in eligible.values() for o in group}
+    families = {name: {"a": round(p.a, 6), "b": round(p.b, 6), "mean": round(p.mean, 6),
+                       "members": p.members} for name, p in priors.items()}  # fmt: skip
+    return Selection(
+        sorted(mark_implied(kept, catches), key=sort_key), dict(sorted(summary.items())),
+        tools, families,
+    )  # fmt: skip
 
 
-def _keeps(evidence: Evidence, settings: Settings) -> bool:
+def pool(candidates: dict[str, Candidate], settings: Settings) -> dict[str, Prior]:
+    """Each family's prior, fitted on the held-out tasks of every candidate a training
+    fold proposed — those that then broke on some task too. Only they show how a kind
+    fails out of sample: a parameter-free candidate that held on every task has, by
+    construction, no held-out violation at all."""
+    counts: dict[str, list[tuple[float, float]]] = {}
+    for entry in candidates.values():
+        if entry.heldout_tasks > 0:
+            family = family_of(entry.contract)
+            counts.setdefault(family, []).append(
+                (entry.heldout_task_violations, entry.heldout_tasks)
+            )
+    return fit_families(counts)
+
+
+def _eligible(evidence: Evidence, settings: Settings) -> bool:
     if evidence.tasks < settings.min_tasks:
         return False
     if not settings.crossfit:
         return True
-    return (
-        evidence.folds_proposed >= settings.min_folds
-        and evidence.fa_upper is not None
-        and evidence.fa_upper <= settings.target_fa
-    )
+    return evidence.folds_proposed >= settings.min_folds and bool(evidence.heldout_tasks)
+
+
+def buy(options: list[Priced], faults: ToolFaults, budget: float) -> list[Priced]:
+    """The greedy purchase: most new detection per unit of price first (lazily
+    re-evaluated: a candidate's gain only shrinks as others are bought), then candidates
+    the sampled faults never reached, cheapest first, while ``budget`` lasts."""
+    floor = budget * 1e-3  # a free contract still ranks by what it catches
+    caught: set[int] = set()
+    spent = 0.0
+    chosen: list[Priced] = []
+
+    def gain(option: Priced) -> float:
+        return sum(faults.weights[i] for i in option.catches - caught)
+
+    heap = [(-gain(o) / max(o.price, floor), o.price, o.cid, n)
+            for n, o in enumerate(options) if o.catches]  # fmt: skip
+    heapq.heapify(heap)
+    while heap:
+        _, price, cid, n = heapq.heappop(heap)
+        option = options[n]
+        if spent + price > budget:
+            continue
+        now = gain(option)
+        if now <= 1e-12:
+            continue  # redundant: what it catches is caught already
+        score = -now / max(price, floor)
+        if heap and score > heap[0][0]:
+            heapq.heappush(heap, (score, price, cid, n))
+            continue
+        chosen.append(option)
+        spent += price
+        caught |= option.catches
+    for option in sorted((o for o in options if not o.catches), key=lambda o: (o.price, o.cid)):
+        if spent + option.price <= budget:
+            chosen.append(option)
+            spent += option.price
+    return chosen
 
 
 def build_evidence(
     entry: Candidate,
     settings: Settings,
     example: Callable[[int, str], Counterexample | None],
+    priors: dict[str, Prior] | None = None,
 ) -> Evidence:
-    """The evidence of a selected candidate; ``example(key, shown)`` turns a held-out
-    violation into a counterexample (None: the key is unknown). Call-level and run-level
-    selection share it, so both report support and bounds the same way."""
+    """The evidence of a candidate; ``example(key, shown)`` turns a held-out violation
+    into a counterexample (None: the key is unknown). Call-level and run-level selection
+    share it, so both report support, bounds and posteriors the same way."""
     support = entry.final.evidence if entry.final and entry.final.evidence else Evidence()
     if not settings.crossfit:
         return Evidence(calls=support.calls, tasks=support.tasks, confidence=CONFIDENCE)
@@ -94,88 +209,91 @@ def build_evidence(
             found = example(key, shown)
             if found is not None:
                 examples.append(found)
-    return Evidence(
+    n, k = entry.heldout_tasks, entry.heldout_task_violations
+    evidence = Evidence(
         calls=support.calls,
         tasks=support.tasks,
         folds=settings.folds,
         folds_proposed=len(entry.proposals),
         heldout_calls=entry.heldout_calls,
         heldout_violations=entry.heldout_violations,
-        fa_upper=round(upper_bound(entry.heldout_violations, entry.heldout_calls, CONFIDENCE), 6),
+        heldout_tasks=round(n, 3),
+        heldout_task_violations=round(k, 3),
+        fa_upper=round(upper_bound(k, n, CONFIDENCE), 6),
         confidence=CONFIDENCE,
         counterexamples=examples,
     )
+    family = family_of(entry.final) if entry.final is not None else None
+    prior = (priors or {}).get(family or "")
+    if prior is not None and n > 0:
+        mean = prior.posterior_mean(k, n)
+        tool_calls = sum(entry.tool_calls.get(f, 0) for f in entry.heldout)
+        share = min(entry.heldout_calls / tool_calls, 1.0) if tool_calls else 1.0
+        evidence.family = family
+        evidence.fa_posterior = round(mean, 6)
+        evidence.fa_share = round(mean * share, 6)
+    return evidence
 
 
-# -- implied contracts -------------------------------------------------------------------
-
-_STRONGER: dict[Kind, tuple[Kind, ...]] = {
-    # weaker kind: stronger kinds on the same path that may imply it, strongest first.
-    # Nothing implies `present`: every other unary kind holds vacuously where the path is
-    # absent, so hiding `present` behind one would let an omitted field through.
-    Kind.NON_NEGATIVE: (Kind.RANGE, Kind.POSITIVE),
-    Kind.POSITIVE: (Kind.RANGE,),
-    Kind.NOT_NULL: (Kind.CONST, Kind.ONE_OF, Kind.PATTERN, Kind.FORMAT, Kind.RANGE, Kind.TYPE),
-    Kind.TYPE: (Kind.CONST, Kind.ONE_OF, Kind.PATTERN, Kind.FORMAT, Kind.RANGE),
-    Kind.ONE_OF: (Kind.CONST,),
-    Kind.FORMAT: (Kind.CONST, Kind.ONE_OF),
-    Kind.NON_EMPTY: (Kind.LENGTH, Kind.PATTERN),
-    Kind.LE: (Kind.LT,),
-}
-
-
-def implies(strong: Contract, weak: Contract) -> bool:
-    """Whether ``strong`` holding means ``weak`` holds (same tool, path and condition)."""
-    if (strong.tool, strong.side, strong.when) != (weak.tool, weak.side, weak.when):
-        return False
-    if strong.kind == Kind.LT and weak.kind == Kind.LE:
-        return strong.paths == weak.paths
-    if strong.paths != weak.paths or strong.kind not in _STRONGER.get(weak.kind, ()):
-        return False
-    params = strong.params
-    if strong.kind == Kind.RANGE:
-        low = params.get("min")
-        if low is None:
-            return weak.kind in (Kind.TYPE, Kind.NOT_NULL)
-        if weak.kind == Kind.NON_NEGATIVE:
-            return low >= 0
-        if weak.kind == Kind.POSITIVE:
-            return low > 0
-        return weak.kind in (Kind.TYPE, Kind.NOT_NULL) and weak.params.get("type") != "integer"
-    if strong.kind == Kind.LENGTH:
-        return (params.get("min") or 0) >= 1
-    if weak.kind == Kind.TYPE:
-        if strong.kind in (Kind.PATTERN, Kind.FORMAT):
-            return weak.params.get("type") == "string"
-        return True
-    if weak.kind == Kind.FORMAT and strong.kind in (Kind.CONST, Kind.ONE_OF):
-        return weak.params.get("format") in FORMAT_NAMES and _all_formatted(strong, weak)
-    return True
+def _tool_line(
+    tool: str,
+    size: tuple[int, int],
+    options: list[Priced],
+    chosen: list[Priced],
+    faults: ToolFaults,
+    settings: Settings,
+    priors: dict[str, Prior],
+) -> dict[str, Any]:
+    """What the tool was predicted to cost and catch, and, when it kept nothing, why."""
+    calls, tasks = size
+    line: dict[str, Any] = {"calls": calls, "tasks": tasks, "eligible": len(options),
+                            "kept": len(chosen)}  # fmt: skip
+    if settings.crossfit:
+        line["predicted_fa"] = round(sum(o.price for o in chosen), 6)
+        line["predicted_detection"] = round(faults.detection(o.cid for o in chosen), 4)
+        line["faults_sampled"] = len(faults.weights)
+    if not chosen:
+        line["why"] = why_nothing(tool, size, options, faults, settings, priors)
+    return line
 
 
-def _all_formatted(strong: Contract, weak: Contract) -> bool:
-    from tracemine.mine.formats import CURRENCIES
+def why_nothing(
+    tool: str,
+    size: tuple[int, int],
+    options: list[Priced],
+    faults: ToolFaults,
+    settings: Settings,
+    priors: dict[str, Prior],
+) -> str:
+    """One line saying why ``tool`` kept no contract."""
+    calls, tasks = size
+    head = f"{tool}: {calls} calls over {tasks} tasks"
+    if tasks < settings.min_tasks:
+        return f"{head}; contracts need --min-tasks {settings.min_tasks} tasks of support"
+    if not options:
+        folds = f" in {settings.min_folds} of {settings.folds} folds" if settings.crossfit else ""
+        return f"{head}; no candidate held on every task{folds}"
+    cheapest = min(options, key=lambda o: o.price)
+    if cheapest.price > settings.target_fa:
+        return (
+            f"{head}; the cheapest candidate predicts {cheapest.price:.1%} false alarms, over "
+            f"--target-fa {settings.target_fa:g}; {_needs(options, settings, priors)}"
+        )
+    if not faults.weights:
+        return f"{head}; no fault of the library fits its sampled results"
+    return f"{head}; no candidate within --target-fa {settings.target_fa:g} catches a fault"
 
-    values = strong.params.get("values", [strong.params.get("value")])
-    if weak.params.get("format") == "currency":
-        return all(v in CURRENCIES for v in values)
-    return False
 
-
-def mark_implied(contracts: list[Contract]) -> list[Contract]:
-    """Set ``implied_by`` on each contract a stronger kept contract implies (the
-    strongest, by the order of ``_STRONGER``)."""
-    by_scope: dict[tuple, list[Contract]] = {}
-    for contract in contracts:
-        by_scope.setdefault((contract.tool, contract.side, contract.paths[0]), []).append(contract)
-    out = []
-    for contract in contracts:
-        order = (*_STRONGER.get(contract.kind, ()), Kind.LT)
-        stronger = [
-            other for other in by_scope[(contract.tool, contract.side, contract.paths[0])]
-            if other is not contract and other.kind in order and implies(other, contract)
-        ]  # fmt: skip
-        stronger.sort(key=lambda other: (order.index(other.kind), other.id))
-        implied_by = stronger[0].id if stronger else None
-        out.append(contract.model_copy(update={"implied_by": implied_by}))
-    return out
+def _needs(options: list[Priced], settings: Settings, priors: dict[str, Prior]) -> str:
+    """About how many tasks the tool's structural and value contracts would need."""
+    needs: dict[bool, int] = {}
+    for option in options:
+        prior = priors.get(option.evidence.family or "")
+        if prior is None:
+            continue
+        structural = option.contract.kind in STRUCTURAL
+        n = prior.tasks_needed(settings.target_fa)
+        needs[structural] = min(needs.get(structural, n), n)
+    parts = [f"{'structural' if s else 'value'} contracts need about {n} tasks"
+             for s, n in sorted(needs.items(), reverse=True)]  # fmt: skip
+    return "; ".join(parts) or "more tasks are needed"

@@ -3,7 +3,8 @@
 The unit is a run: a candidate is proposed on the runs of the training folds' tasks (no
 violation, support in at least ``FOLD_SUPPORT`` tasks), tested on the held-out fold's runs,
 and kept when proposed in ``min_folds`` folds, supported by ``min_tasks`` distinct tasks
-and the Clopper–Pearson upper bound of its held-out violation rate *per run* is at most
+and the posterior mean of its violation rate *per run*, pooled over its kind
+(:mod:`tracemine.mine.pooling`, held-out runs counted in tasks), is at most
 ``target_fa``. In the evidence, ``calls`` and ``heldout_calls`` count runs.
 
 ``completeness`` (every call answered exactly once under its own id, no unknown or
@@ -21,14 +22,16 @@ import duckdb
 
 from tracemine.mine.crossfit import Candidate, upper_bound
 from tracemine.mine.measure import Measure
+from tracemine.mine.pooling import effective
 from tracemine.mine.run_facts import RunCall, RunInfo, load_runs, load_values
 from tracemine.mine.run_templates import Judge, Outcome, build_facts, propose_runs
 from tracemine.mine.select import (
     CONFIDENCE,
     MAX_COUNTEREXAMPLES,
     Settings,
-    _keeps,
+    _eligible,
     build_evidence,
+    pool,
 )
 from tracemine.model.contract import Contract, Counterexample, Evidence, Kind, Side
 
@@ -67,10 +70,14 @@ def mine_runs(
                 entry.final, judges[contract.id] = contract, judge
             else:
                 entry.proposals[fold] = contract
-                entry.heldout[fold] = _measure(judge, by_fold.get(fold, []))
+                held = by_fold.get(fold, [])
+                found = entry.heldout[fold] = _measure(judge, held)
+                tasks = len({run.task for run in held})
+                entry.units[fold] = effective(found.checked, found.violations, tasks, len(held))
     calls = {c.key: (run, c) for run in runs.values() for c in run.calls}
     kept: list[Contract] = [] if tools else [completeness(runs, by_fold, settings, calls)]
     summary: dict[str, dict[str, int]] = {}
+    priors = pool(candidates, settings)
     for cid in sorted(candidates):
         entry = candidates[cid]
         counts = summary.setdefault(entry.contract.kind.value,
@@ -80,6 +87,7 @@ def mine_runs(
             entry,
             settings,
             lambda key, shown: _example(calls, key, shown) if key in calls else None,
+            priors,
         )
         if entry.final is None or not _keeps(evidence, settings):
             counts["dropped"] += 1
@@ -88,6 +96,16 @@ def mine_runs(
         update = {"evidence": evidence, "description": describe_run(entry.final)}
         kept.append(entry.final.model_copy(update=update))
     return _link_implied(kept), dict(sorted(summary.items()))
+
+
+def _keeps(evidence: Evidence, settings: Settings) -> bool:
+    """A run-level contract is judged per run, alone: its pooled posterior mean rate of
+    alarming on a new task's run is at most the target."""
+    if not _eligible(evidence, settings):
+        return False
+    return not settings.crossfit or (
+        evidence.fa_posterior is not None and evidence.fa_posterior <= settings.target_fa
+    )
 
 
 def _measure(judge: Judge, runs: list[RunInfo]) -> Measure:

@@ -145,7 +145,36 @@ class Evidence(BaseModel):
     heldout_calls: int = 0
     heldout_violations: int = 0
     fa_upper: float | None = Field(
-        None, description="upper confidence bound on the false-alarm rate (held-out)"
+        None,
+        description="one-sided Clopper-Pearson upper bound on the false-alarm rate per "
+        "held-out task, from this contract's own counts",
+    )
+    heldout_tasks: float | None = Field(
+        None,
+        description="held-out checks in tasks: each fold's calls scaled by the path's "
+        "tasks per call (calls of one task repeat each other)",
+    )
+    heldout_task_violations: float | None = Field(
+        None, description="held-out violations in tasks, scaled as heldout_tasks"
+    )
+    family: str | None = Field(
+        None, description="the family whose held-out failures were pooled (kind/side[/type])"
+    )
+    fa_posterior: float | None = Field(
+        None,
+        description="posterior mean false-alarm rate on a new task: the family's fitted "
+        "Beta prior updated with this contract's held-out tasks",
+    )
+    fa_posterior_upper: float | None = Field(None, description="95% upper point of that posterior")
+    fa_share: float | None = Field(
+        None,
+        description="what it spends of its tool's false-alarm budget: fa_posterior times "
+        "the share of the tool's calls it checks",
+    )
+    detection: float | None = Field(
+        None,
+        description="estimated mean detection, over its tool's fault classes, of the "
+        "library's faults injected into sampled calls, by this contract alone",
     )
     confidence: float = 0.95
     counterexamples: list[Counterexample] = Field(default_factory=list)

@@ -1,0 +1,114 @@
+"""What each candidate would catch: the fault library injected into sampled nominal calls.
+
+Selection spends a false-alarm budget on the contracts that buy the most detection, so it
+needs an estimate of detection per contract. For each tool a few nominal calls are drawn
+(one per task, seeded), every call-level fault of :mod:`tracemine.faults` that fits is
+injected into copies of them (a bounded number of sites per call and class), and the
+monitor, loaded with every candidate of the tool, says which candidates each faulty copy
+breaks that the nominal call did not. A tool's detection of a set of contracts is then the
+mean, over the fault classes that fit the tool, of the share of its faults the set
+catches — the figure ``tracemine evaluate`` reports per class, estimated before selection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import duckdb
+
+from tracemine.faults import FaultClass, variants
+from tracemine.model.contract import Contract, ContractFile
+from tracemine.monitor import Monitor
+
+SAMPLE_CALLS = 12
+"""Nominal calls drawn per tool (one per task while tasks last)."""
+MAX_SITES = 8
+"""Sites per call and fault class: a wide result has hundreds of fields."""
+CALL_CLASSES = (
+    FaultClass.FIELD_OMITTED, FaultClass.FIELD_NULL, FaultClass.WRONG_TYPE,
+    FaultClass.NEGATIVE_QUANTITY, FaultClass.EMPTY_MATCH, FaultClass.TRUNCATED_LIST,
+    FaultClass.HTML_ERROR_PAGE, FaultClass.UNIT_MISMATCH, FaultClass.WRONG_ID,
+    FaultClass.STALE_VALUE, FaultClass.AMOUNT_FROM_ID, FaultClass.UNKNOWN_ENUM,
+)  # fmt: skip
+"""The classes a check of one call can see (ids, ordering and status are the gate's)."""
+
+
+@dataclass
+class ToolFaults:
+    """The faults injected into one tool's sampled calls: each fault's weight (its class's
+    share of the mean, split over the class's faults) and, per contract id, the faults it
+    catches."""
+
+    weights: list[float] = field(default_factory=list)
+    catches: dict[str, set[int]] = field(default_factory=dict)
+    classes: dict[str, int] = field(default_factory=dict)  # class → faults injected
+
+    def detection(self, ids: Iterable[str]) -> float:
+        """Estimated mean detection, over the tool's fault classes, of contracts ``ids``."""
+        caught: set[int] = set()
+        for cid in ids:
+            caught |= self.catches.get(cid, set())
+        return sum(self.weights[i] for i in caught)
+
+
+def sample_calls_sql() -> str:
+    """SQL: per tool, the first nominal call of up to ``?`` tasks, drawn by a seeded hash."""
+    return """
+    WITH firsts AS (SELECT tool, task, min(call_key) AS call_key FROM tm_calls GROUP BY ALL),
+    ranked AS (SELECT *, row_number() OVER (PARTITION BY tool ORDER BY hash(task, ?), task)
+               AS r FROM firsts)
+    SELECT r.tool, r.task, r.call_key, CAST(c.arguments AS VARCHAR), CAST(c.result AS VARCHAR)
+    FROM ranked r JOIN calls c ON c.call_key = r.call_key
+    WHERE r.r <= ? ORDER BY r.tool, r.r
+    """
+
+
+def estimate(
+    con: duckdb.DuckDBPyConnection, candidates: Iterable[Contract], seed: int = 0
+) -> dict[str, ToolFaults]:
+    """Per tool, the faults injected into its sampled nominal calls and which of
+    ``candidates`` (call-level, as proposed on every task) catch each one."""
+    by_tool: dict[str, list[Contract]] = {}
+    for contract in candidates:
+        by_tool.setdefault(contract.tool, []).append(contract)
+    if not by_tool:
+        return {}
+    rows = con.execute(sample_calls_sql(), [str(seed), SAMPLE_CALLS]).fetchall()
+    runs: list[dict] = []
+    for tool, task, key, arguments, result in rows:
+        if tool not in by_tool:
+            continue
+        call = {"tool": tool, "call_id": f"c{key}", "seq": 0, "status": "ok",
+                "arguments": _load(arguments), "result": _load(result)}  # fmt: skip
+        runs.append({"run_id": f"sample-{key}", "task_id": task, "calls": [call]})
+    contracts = [c for group in by_tool.values() for c in group]
+    document = ContractFile(contracts=contracts).model_dump(mode="json", exclude_none=True)
+    monitor = Monitor.from_dict(document, include_proposed=True)
+    out = {tool: ToolFaults() for tool in by_tool}
+    found: dict[str, list[tuple[str, set[str]]]] = {tool: [] for tool in by_tool}
+    nominal = [_broken(monitor, run) for run in runs]
+    for index, fault_class, faulty in variants(runs, CALL_CLASSES, max_sites=MAX_SITES,
+                                               seed=seed):  # fmt: skip
+        tool = runs[index]["calls"][0]["tool"]
+        found[tool].append((fault_class.value, _broken(monitor, faulty) - nominal[index]))
+    for tool, faults in found.items():
+        entry = out[tool]
+        for name, _ in faults:
+            entry.classes[name] = entry.classes.get(name, 0) + 1
+        for number, (name, caught) in enumerate(faults):
+            entry.weights.append(1.0 / (len(entry.classes) * entry.classes[name]))
+            for cid in caught:
+                entry.catches.setdefault(cid, set()).add(number)
+    return out
+
+
+def _broken(monitor: Monitor, run: dict) -> set[str]:
+    call = run["calls"][0]
+    receipt = monitor.check(call["tool"], call["arguments"], call["result"])
+    return {v.contract_id for v in receipt.violations}
+
+
+def _load(text: str | None) -> object:
+    return None if text is None else json.loads(text)

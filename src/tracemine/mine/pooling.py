@@ -1,0 +1,139 @@
+"""Pooled evidence: contracts of one family share a base rate of failing out of sample.
+
+Real exports have 5–50 calls a tool, too few for a contract to certify itself. But
+"the result is an object" and "``order_id`` matches ``^#W\\d{7}$``" are not equally risky,
+and the candidates of one mine say how risky each kind is: every candidate was proposed on
+some folds and counted on the held-out ones.
+
+- **Units.** Calls of one task repeat each other (trials replay the same results), so a
+  held-out count is in tasks: a fold's checked and violating calls are scaled by the
+  tasks-per-call ratio of the path in that fold (:func:`effective`). With every call of a
+  task alike this is the number of tasks checked and broken.
+- **Families.** A family is kind × side × value type (``type``, ``one_of``, ``const``
+  name the type they hold), conditional or not, and for kinds with fitted parameters
+  (range, length, one_of, const, pattern) the support bucket (tasks ≤ 10, ≤ 30, ≤ 100,
+  more): the template decides how a contract can fail out of sample, the value type
+  separates an enum of strings from a set of numbers, and bounds fitted on five tasks
+  are exceeded far more often than bounds fitted on a hundred. :func:`family_of` is the
+  one place that says so.
+- **Model.** Within a family, each candidate's failure rate is a draw from Beta(a, b);
+  (a, b) maximise the Beta-binomial marginal likelihood of the family's (k, n) under a
+  weak hyperprior that centres the family mean on the pool of all candidates (worth
+  ``PRIOR_WEIGHT`` candidates), so a family of three is not declared perfect. Each
+  candidate is judged by its posterior Beta(a + k, b + n − k), whose mean is its expected
+  false-alarm rate on a new task.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import betaln
+
+from tracemine.model.contract import Contract, Kind
+
+PRIOR_WEIGHT = 8.0
+"""How many candidates the hyperprior on a family's mean is worth."""
+CONCENTRATION = (5.0, 1000.0)
+"""Bounds of a + b: below, the prior is all-or-nothing; above, it ignores the data."""
+_TYPED = (Kind.TYPE, Kind.ONE_OF, Kind.CONST)
+_FITTED = (Kind.RANGE, Kind.LENGTH, Kind.ONE_OF, Kind.CONST, Kind.PATTERN)
+SUPPORT_BUCKETS = (10, 30, 100)
+"""Support (distinct tasks) that splits the families of fitted kinds."""
+
+
+@dataclass(frozen=True)
+class Prior:
+    """A family's Beta(a, b) prior on the out-of-sample failure rate of its members."""
+
+    a: float
+    b: float
+    members: int = 0
+
+    @property
+    def mean(self) -> float:
+        return self.a / (self.a + self.b)
+
+    def posterior_mean(self, violations: float, checked: float) -> float:
+        return (self.a + violations) / (self.a + self.b + checked)
+
+    def tasks_needed(self, target: float) -> int:
+        """Held-out tasks without a violation that bring the posterior mean to ``target``."""
+        return max(math.ceil(self.a / target - self.a - self.b), 0)
+
+
+def family_of(contract: Contract) -> str:
+    """``kind/side[/type][/when][/support]``: the contracts that share a base rate."""
+    parts = [contract.kind.value, contract.side.value]
+    if contract.kind in _TYPED:
+        parts.append(_value_type(contract))
+    if contract.when is not None:
+        parts.append("when")
+    if contract.kind in _FITTED:
+        # bounds and value sets fitted on few tasks are exceeded more often (a new value
+        # falls outside the extremes of m tasks with chance up to 2/(m+1)): such a kind
+        # fails at a rate that depends on its support, so support is part of its family
+        tasks = contract.evidence.tasks if contract.evidence else 0
+        bound = next((b for b in SUPPORT_BUCKETS if tasks <= b), None)
+        parts.append(f"tasks<={bound}" if bound else f"tasks>{SUPPORT_BUCKETS[-1]}")
+    return "/".join(parts)
+
+
+def _value_type(contract: Contract) -> str:
+    params = contract.params
+    if contract.kind == Kind.TYPE:
+        return str(params.get("type"))
+    values = params.get("values", [params.get("value")])
+    names = {"boolean" if isinstance(v, bool) else "string" if isinstance(v, str)
+             else "number" if isinstance(v, int | float) else "other" for v in values}  # fmt: skip
+    return names.pop() if len(names) == 1 else "mixed"
+
+
+def effective(checked: int, violations: int, tasks: int, calls: int) -> tuple[float, float]:
+    """Held-out (checked, violations) in tasks: calls scaled by tasks per call."""
+    if checked <= 0:
+        return 0.0, 0.0
+    ratio = min(tasks / calls, 1.0) if calls > 0 and tasks > 0 else 1.0
+    n = checked * ratio
+    return n, min(violations * ratio, n)
+
+
+def pooled_mean(counts: Iterable[tuple[float, float]]) -> float:
+    """The mean of the candidates' smoothed failure rates: where families are centred."""
+    rates = [(k + 0.5) / (n + 1.0) for k, n in counts]
+    return sum(rates) / len(rates) if rates else 0.5
+
+
+def fit_prior(counts: list[tuple[float, float]], centre: float) -> Prior:
+    """The maximum a posteriori Beta(a, b) for a family's (violations, checked) pairs,
+    with the hyperprior Beta(1 + w·centre, 1 + w·(1 − centre)) on its mean a / (a + b)
+    and a flat one on log(a + b) within :data:`CONCENTRATION`."""
+    k = np.array([c[0] for c in counts], dtype=float)
+    n = np.array([c[1] for c in counts], dtype=float)
+    centre = min(max(centre, 1e-4), 1 - 1e-4)
+    alpha0, beta0 = 1.0 + PRIOR_WEIGHT * centre, 1.0 + PRIOR_WEIGHT * (1 - centre)
+
+    def loss(x: np.ndarray) -> float:
+        mu = 1.0 / (1.0 + math.exp(-x[0]))
+        s = math.exp(x[1])
+        a, b = mu * s, (1 - mu) * s
+        fit = float(np.sum(betaln(k + a, n - k + b)) - len(k) * betaln(a, b))
+        hyper = (alpha0 - 1) * math.log(mu) + (beta0 - 1) * math.log1p(-mu)
+        return -(fit + hyper)
+
+    lo, hi = (math.log(v) for v in CONCENTRATION)
+    start = np.array([math.log(centre / (1 - centre)), math.log(2.0)])
+    found = minimize(loss, start, method="L-BFGS-B", bounds=[(-12.0, 12.0), (lo, hi)])
+    mu = 1.0 / (1.0 + math.exp(-float(found.x[0])))
+    s = math.exp(float(found.x[1]))
+    return Prior(mu * s, (1 - mu) * s, len(counts))
+
+
+def fit_families(counts: dict[str, list[tuple[float, float]]]) -> dict[str, Prior]:
+    """One prior per family, each centred on the pool of every family's candidates."""
+    centre = pooled_mean(c for family in counts.values() for c in family)
+    return {name: fit_prior(family, centre) for name, family in sorted(counts.items()) if family}
