@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections import Counter
@@ -123,7 +122,7 @@ def evaluate(
         calls={"mining": _calls(split.mining), "evaluation": _calls(split.evaluation)},
         faults={c.value: len(records) for c, (_, records) in faulted.items()},
         definitions=DEFINITIONS,
-        notes=[*source.notes, _support_note(split.mining, target_fa)],
+        notes=[*source.notes, _support_note(arms, target_fa, min_tasks)],
     )
     for arm in arms:
         say(f"replay through the {arm.name} arm")
@@ -213,17 +212,23 @@ def _noisiest(nominal: dict[str, list[Alarm]]) -> list[dict[str, Any]]:
     ]
 
 
-def _support_note(mining: list[dict[str, Any]], target_fa: float) -> str:
-    """How much evidence cross-fitting needs at ``target_fa``, and which tools have it: a
-    contract without held-out violations among n calls has a one-sided 95 % upper bound
-    of 1 - 0.05^(1/n), so it can only pass once n reaches the figure below."""
-    needed = math.ceil(math.log(0.05) / math.log(1.0 - target_fa))
-    calls = Counter(str(call.get("tool")) for run in mining for call in run["calls"])
-    enough = sum(1 for n in calls.values() if n >= needed)
+def _support_note(arms: list[Arm], target_fa: float, min_tasks: int) -> str:
+    """What the cross-fitted selection did with the budget: how many tools had the
+    support to be judged, how many kept contracts, and what it predicted for them."""
+    arm = next((a for a in arms if a.name == "mined-crossfit" and a.contracts), None)
+    if arm is None or arm.contracts is None:
+        return "the cross-fitted arm was not built: no selection to describe"
+    tools = arm.contracts.provenance.get("selection", {}).get("tools", {})
+    judged = [line for line in tools.values() if line.get("tasks", 0) >= min_tasks]
+    kept = [line for line in judged if line.get("kept")]
+    calls = [line.get("calls", 0) for line in tools.values()]
+    predicted = sorted(line.get("predicted_fa", 0.0) for line in kept)
+    spread = f"{predicted[0]:.2%} to {predicted[-1]:.2%}" if predicted else "none"
     return (
-        f"at --target-fa {target_fa}, a mined contract needs at least {needed} held-out calls "
-        f"of its tool without a violation to pass cross-fitting; {enough} of {len(calls)} "
-        f"tools have that many calls in the mining set (median {_median(calls.values())})"
+        f"at --target-fa {target_fa:g} each tool spends that budget of predicted false alarms "
+        f"per nominal call; {len(judged)} of {len(tools)} tools have --min-tasks {min_tasks} "
+        f"tasks (median {_median(calls)} calls a tool), {len(kept)} of them kept contracts "
+        f"(predicted {spread})"
     )
 
 
