@@ -70,9 +70,8 @@ def estimate(
 ) -> dict[str, ToolFaults]:
     """Per tool, the faults injected into its sampled nominal calls and which of
     ``candidates`` (call-level, as proposed on every task) catch each one."""
-    by_tool: dict[str, list[Contract]] = {}
-    for contract in candidates:
-        by_tool.setdefault(contract.tool, []).append(contract)
+    contracts = list(candidates)
+    by_tool = {contract.tool for contract in contracts}
     if not by_tool:
         return {}
     rows = con.execute(sample_calls_sql(), [str(seed), SAMPLE_CALLS]).fetchall()
@@ -83,7 +82,6 @@ def estimate(
         call = {"tool": tool, "call_id": f"c{key}", "seq": 0, "status": "ok",
                 "arguments": _load(arguments), "result": _load(result)}  # fmt: skip
         runs.append({"run_id": f"sample-{key}", "task_id": task, "calls": [call]})
-    contracts = [c for group in by_tool.values() for c in group]
     document = ContractFile(contracts=contracts).model_dump(mode="json", exclude_none=True)
     monitor = Monitor.from_dict(document, include_proposed=True)
     out = {tool: ToolFaults() for tool in by_tool}

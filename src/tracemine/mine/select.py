@@ -88,7 +88,7 @@ def select(
     def example(key: int, shown: str) -> Counterexample | None:
         return Counterexample(**known[key], observed=shown) if key in known else None
 
-    priors = pool(candidates, settings)
+    priors = pool(candidates)
     summary: dict[str, dict[str, int]] = {}
     eligible: dict[str, list[Priced]] = {}
     for cid in sorted(candidates):
@@ -129,7 +129,7 @@ def select(
     )  # fmt: skip
 
 
-def pool(candidates: dict[str, Candidate], settings: Settings) -> dict[str, Prior]:
+def pool(candidates: dict[str, Candidate]) -> dict[str, Prior]:
     """Each family's prior, fitted on the held-out tasks of every candidate a training
     fold proposed — those that then broke on some task too. Only they show how a kind
     fails out of sample: a parameter-free candidate that held on every task has, by

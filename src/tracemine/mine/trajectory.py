@@ -77,7 +77,7 @@ def mine_runs(
     calls = {c.key: (run, c) for run in runs.values() for c in run.calls}
     kept: list[Contract] = [] if tools else [completeness(runs, by_fold, settings, calls)]
     summary: dict[str, dict[str, int]] = {}
-    priors = pool(candidates, settings)
+    priors = pool(candidates)
     for cid in sorted(candidates):
         entry = candidates[cid]
         counts = summary.setdefault(entry.contract.kind.value,
