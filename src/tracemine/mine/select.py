@@ -19,8 +19,8 @@ three steps.
 
 A kept contract another kept contract implies (``positive`` ⇒ ``non_negative`` …) stays
 in the file with ``implied_by`` naming the stronger one — only where the stronger one
-also caught every sampled fault the weaker one caught, so a range never hides the ``type``
-that catches a string or a null.
+rejects every value the weaker one rejects (:mod:`tracemine.mine.implied`), so a range
+never hides the ``type`` that catches a string or a null.
 """
 
 from __future__ import annotations
@@ -120,11 +120,10 @@ def select(
         counts["dropped"] = counts["candidates"] - len(chosen)
         size = tool_sizes.get(tool, (0, 0))
         tools[tool] = _tool_line(tool, size, options, chosen, found, settings, priors)
-    catches = {o.cid: o.catches for group in eligible.values() for o in group}
     families = {name: {"a": round(p.a, 6), "b": round(p.b, 6), "mean": round(p.mean, 6),
                        "members": p.members} for name, p in priors.items()}  # fmt: skip
     return Selection(
-        sorted(mark_implied(kept, catches), key=sort_key), dict(sorted(summary.items())),
+        sorted(mark_implied(kept), key=sort_key), dict(sorted(summary.items())),
         tools, families,
     )  # fmt: skip
 
