@@ -67,6 +67,23 @@ def test_jsonschema_reports_what_it_cannot_express() -> None:
     assert conditional["then"] == {"properties": {"n": {"exclusiveMinimum": 0}}}
 
 
+def test_jsonschema_of_a_map_constrains_every_entry() -> None:
+    import jsonschema
+
+    contracts = [
+        Contract(tool="t", side="result", kind="type", paths=["result.variants{*}.price"],
+                 params={"type": "number"}),
+        Contract(tool="t", side="result", kind="present", paths=["result.variants{*}.price"]),
+    ]  # fmt: skip
+    schema, skipped = result_schema("t", contracts)
+    assert not skipped
+    good = {"variants": {"1270145486": {"price": 158.89}, "4983901480": {"price": 1}}}
+    jsonschema.validate(good, schema)
+    for bad in ({"1270145486": {"price": "158.89"}}, {"4983901480": {"cost": 1}}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({"variants": bad}, schema)
+
+
 def _run_pytest(module: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", module.name],

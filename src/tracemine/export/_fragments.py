@@ -13,7 +13,7 @@ import copy
 from typing import Any
 
 from tracemine.model.contract import RELATIONAL_KINDS, RUN_KINDS, Contract, Kind, Predicate, Side
-from tracemine.model.paths import WILDCARD, PathError, parse
+from tracemine.model.paths import ANY_KEY, WILDCARD, PathError, parse
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -102,7 +102,12 @@ def _length_of(c: Contract) -> dict[str, Any]:
 
 def _wrap(steps: tuple[Any, ...], inner: dict[str, Any]) -> dict[str, Any]:
     for step in reversed(steps):
-        inner = {"items": inner} if step is WILDCARD else {"properties": {step: inner}}
+        if step is WILDCARD:
+            inner = {"items": inner}
+        elif step is ANY_KEY:
+            inner = {"additionalProperties": inner}  # a map: every entry
+        else:
+            inner = {"properties": {step: inner}}
     return inner
 
 
@@ -136,14 +141,14 @@ def fragment_body(c: Contract, json_types: dict[str, str] | None = None) -> dict
     elif path.function is not None:
         raise Unexpressible(f"derived value {path.function}(…) has no JSON Schema form")
     elif c.kind == Kind.PRESENT:
-        if not path.steps or path.steps[-1] is WILDCARD:
+        if not path.steps or path.steps[-1] is WILDCARD or path.steps[-1] is ANY_KEY:
             body = {}  # the result itself, or an element that exists when selected
         else:
             body = _wrap(path.steps[:-1], {"required": [path.steps[-1]]})
     elif c.kind == Kind.UNIQUE:
         if path.steps and path.steps[-1] is WILDCARD and WILDCARD not in path.steps[:-1]:
             body = _wrap(path.steps[:-1], {"uniqueItems": True})
-        elif WILDCARD not in path.steps:
+        elif WILDCARD not in path.steps and ANY_KEY not in path.steps:
             body = _wrap(path.steps, {"uniqueItems": True})
         else:
             raise Unexpressible("uniqueness of a field across elements has no JSON Schema form")
@@ -163,7 +168,7 @@ def predicate_schema(when: Predicate) -> dict[str, Any]:
         raise Unexpressible(f"condition path does not parse: {exc}") from None
     if path.root != "result":
         raise Unexpressible("the condition reads the arguments, which a result schema cannot")
-    if path.function is not None or WILDCARD in path.steps:
+    if path.function is not None or path.has_wildcard:
         raise Unexpressible("the condition addresses a derived value or array elements")
     value = when.value
     leaf = {

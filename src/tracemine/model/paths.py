@@ -3,6 +3,7 @@ only: the runtime monitor imports it.
 
     args.order_id                   a field of the arguments
     result.items[*].price           every element's field (one value per element)
+    result.variants{*}.price        every entry's field, in an object keyed by ids (a map)
     result["odd.key"]               a key that is not a plain name
     len(result.items)               derived: length of an array, object or string
     sum(result.items[*].amount)     derived: sum of the numbers selected
@@ -20,6 +21,8 @@ from typing import Any
 ROOTS = ("args", "result")
 FUNCTIONS = ("len", "sum", "keys")
 WILDCARD = object()
+ANY_KEY = object()
+"""The step ``{*}``: every value of an object used as a map (keys are ids, not fields)."""
 
 
 class _Missing:
@@ -35,7 +38,7 @@ class _Missing:
 MISSING: Any = _Missing()
 """Stands for a key absent from an object (as opposed to a JSON null)."""
 
-_TOKEN = re.compile(r'\.([A-Za-z_][A-Za-z0-9_\-]*)|\["((?:[^"\\]|\\.)*)"\]|(\[\*\])')
+_TOKEN = re.compile(r'\.([A-Za-z_][A-Za-z0-9_\-]*)|\["((?:[^"\\]|\\.)*)"\]|(\[\*\])|(\{\*\})')
 
 
 class PathError(ValueError):
@@ -44,7 +47,8 @@ class PathError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Path:
-    """A parsed path: a root, steps (key strings or WILDCARD) and an optional function."""
+    """A parsed path: a root, steps (key strings, WILDCARD or ANY_KEY) and an optional
+    function."""
 
     text: str
     root: str
@@ -68,7 +72,8 @@ class Path:
 
     @property
     def has_wildcard(self) -> bool:
-        return WILDCARD in self.steps
+        """Whether the path selects many values (array elements or map entries)."""
+        return WILDCARD in self.steps or ANY_KEY in self.steps
 
 
 _cache: dict[str, Path] = {}
@@ -98,8 +103,10 @@ def parse(text: str) -> Path:
             steps.append(match.group(1))
         elif match.group(2) is not None:
             steps.append(re.sub(r"\\(.)", r"\1", match.group(2)))
-        else:
+        elif match.group(3) is not None:
             steps.append(WILDCARD)
+        else:
+            steps.append(ANY_KEY)
         position = match.end()
     path = Path(text, root, tuple(steps), function)
     if len(_cache) < 10_000:
@@ -112,6 +119,8 @@ def format_path(root: str, steps: tuple[Any, ...] | list[Any]) -> str:
     for step in steps:
         if step is WILDCARD:
             parts.append("[*]")
+        elif step is ANY_KEY:
+            parts.append("{*}")
         elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", step):
             parts.append("." + step)
         else:
@@ -121,8 +130,9 @@ def format_path(root: str, steps: tuple[Any, ...] | list[Any]) -> str:
 
 def select(path: Path, args: Any, result: Any) -> list[Any]:
     """The values ``path`` addresses (without its function): one per array element under a
-    wildcard. A key absent from an object yields MISSING; a step into something that is
-    not an object or array yields nothing (the contract on the parent covers that)."""
+    wildcard, one per entry under ``{*}`` (in the object's order). A key absent from an
+    object yields MISSING; a step into something that is not an object or array yields
+    nothing (the contract on the parent covers that)."""
     current = [args if path.root == "args" else result]
     for step in path.steps:
         following: list[Any] = []
@@ -130,6 +140,9 @@ def select(path: Path, args: Any, result: Any) -> list[Any]:
             if step is WILDCARD:
                 if isinstance(value, list):
                     following.extend(value)
+            elif step is ANY_KEY:
+                if isinstance(value, dict):
+                    following.extend(value.values())
             elif isinstance(value, dict):
                 following.append(value.get(step, MISSING))
         current = following

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from tracemine.model.paths import MISSING, WILDCARD, Path, parse
+from tracemine.model.paths import ANY_KEY, MISSING, WILDCARD, Path, parse
 from tracemine.monitor._compile import Compiled, Fail, judge
 from tracemine.monitor._predicates import bulk_predicate, unary_predicate
 from tracemine.monitor._values import NOTHING, getter, is_number, key
@@ -96,7 +96,8 @@ class _Source:
             return name
         name = f"w{len(self.names)}"
         steps = path.steps
-        cut = steps.index(WILDCARD) if path.has_wildcard else -1
+        # one array wildcard gets a comprehension; maps' ``{*}`` go through the getter
+        cut = steps.index(WILDCARD) if WILDCARD in steps and ANY_KEY not in steps else -1
         if path.function is None and cut >= 0 and len(steps) - cut - 1 <= 1:
             # ``array[*]`` or ``array[*].key``: a comprehension over the shared array local
             array = self._plain(path.root, steps[:cut])

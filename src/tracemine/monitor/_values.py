@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tracemine.model.paths import MISSING, WILDCARD, Path, evaluate, format_path, select
+from tracemine.model.paths import ANY_KEY, MISSING, WILDCARD, Path, evaluate, format_path, select
 
 
 class _Nothing:
@@ -136,11 +136,12 @@ def _plain(from_args: bool, steps: tuple[Any, ...]) -> Getter:
 
 
 def _wildcard(path: Path) -> Getter:
-    """``prefix[*].suffix`` with a single wildcard; other shapes use :func:`select`."""
+    """``prefix[*].suffix`` with a single wildcard; other shapes (maps' ``{*}`` too) use
+    :func:`select`."""
+    if ANY_KEY in path.steps or path.steps.count(WILDCARD) > 1:
+        return lambda a, r: select(path, a, r)
     cut = path.steps.index(WILDCARD)
     prefix, suffix = path.steps[:cut], path.steps[cut + 1 :]
-    if WILDCARD in suffix:
-        return lambda a, r: select(path, a, r)
     array = _plain(path.root == "args", prefix)
     if not suffix:
 
@@ -180,6 +181,9 @@ def locate(path: Path, args: Any, result: Any, index: int) -> str:
             if step is WILDCARD:
                 if isinstance(value, list):
                     following.extend(([*steps, i], v) for i, v in enumerate(value))
+            elif step is ANY_KEY:
+                if isinstance(value, dict):
+                    following.extend(([*steps, k], v) for k, v in value.items())
             elif isinstance(value, dict):
                 following.append(([*steps, step], value.get(step, MISSING)))
         current = following
