@@ -236,7 +236,7 @@ def _feature_values(con: duckdb.DuckDBPyConnection, profiles: list[PathProfile])
             SELECT f.tool, f.side, f.path, list(v.call_key {order}), list(v.jtype {order}),
                    list(v.str {order}), list(v.num {order}), list(v.bool {order})
             FROM _tm_features f JOIN tm_calls c ON c.tool = f.tool
-            JOIN json_values v ON v.call_key = c.call_key AND v.side = f.side AND v.path = f.path
+            JOIN tm_values v ON v.call_key = c.call_key AND v.side = f.side AND v.path = f.path
             GROUP BY ALL
         """).fetchall()
     finally:

@@ -39,7 +39,7 @@ class PathProfile:
 
     @property
     def has_wildcard(self) -> bool:
-        return "[*]" in self.path
+        return "[*]" in self.path or "{*}" in self.path
 
     @property
     def json_type(self) -> str | None:

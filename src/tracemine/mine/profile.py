@@ -37,9 +37,11 @@ from tracemine.errors import TaskKeyError
 from tracemine.ingest.store import fetch_one
 from tracemine.ingest.taskkey import TaskKey
 from tracemine.mine.formats import format_sql, guess_format, shapes_sql
+from tracemine.mine.maps import detect as detect_maps
+from tracemine.mine.maps import values_view_sql
 from tracemine.mine.where import Filter, where_sql
 
-PROFILE_VERSION = "4"
+PROFILE_VERSION = "5"
 VALUES_PER_TASK = 32
 """Distinct values (and shapes) kept per tool, path and task; more marks the path open."""
 MAX_LITERAL_CHARS = 64
@@ -98,6 +100,7 @@ class Survey:
     listed: frozenset[str] = frozenset()
     distinct: frozenset[str] = frozenset()
     shaped: frozenset[str] = frozenset()
+    maps: tuple[str, ...] = ()  # objects keyed by ids, whose key step is ``{*}``
 
 
 @dataclass(frozen=True)
@@ -116,11 +119,12 @@ class Part:
         return f"(SELECT * FROM tm_calls WHERE part = {self.index})"
 
     def values(self) -> str:
-        """SQL relation: ``json_values`` rows within the part's key range (a superset of
-        its calls' values, so join it with :meth:`calls`)."""
+        """SQL relation: ``tm_values`` rows (the values, with maps' keys as ``{*}``) within
+        the part's key range (a superset of its calls' values, so join it with
+        :meth:`calls`)."""
         if self.index is None:
-            return "json_values"
-        return f"(SELECT * FROM json_values WHERE call_key BETWEEN {self.first} AND {self.last})"
+            return "tm_values"
+        return f"(SELECT * FROM tm_values WHERE call_key BETWEEN {self.first} AND {self.last})"
 
 
 EVERY = Part()
@@ -167,12 +171,12 @@ def survey_sql() -> str:
            approx_count_distinct({key}), bool_or(idx IS NOT NULL),
            bool_and(jtype IN ('string', 'integer', 'boolean', 'null')),
            bool_and(jtype IN ('string', 'null'))
-    FROM json_values v SEMI JOIN tm_calls c ON c.call_key = v.call_key
+    FROM tm_values v SEMI JOIN tm_calls c ON c.call_key = v.call_key
     GROUP BY path ORDER BY path
     """
 
 
-def read_survey(con: duckdb.DuckDBPyConnection) -> Survey:
+def read_survey(con: duckdb.DuckDBPyConnection, maps: tuple[str, ...] = ()) -> Survey:
     formats, listed, distinct, shaped = {}, set(), set(), set()
     rows = con.execute(survey_sql()).fetchall()
     for path, low, high, longest, count, nested, scalar, strings in rows:
@@ -186,7 +190,7 @@ def read_survey(con: duckdb.DuckDBPyConnection) -> Survey:
             listed.add(path)
         if nested and scalar:
             distinct.add(path)
-    return Survey(formats, frozenset(listed), frozenset(distinct), frozenset(shaped))
+    return Survey(formats, frozenset(listed), frozenset(distinct), frozenset(shaped), maps)
 
 
 def _in(paths: frozenset[str] | set[str]) -> str:
@@ -274,7 +278,8 @@ def call_paths_sql(
     ), parents AS (
         SELECT path, regexp_replace(path, '\.[A-Za-z_][A-Za-z0-9_\-]*$|\["([^"\\]|\\.)*"\]$', '')
                AS parent
-        FROM (SELECT DISTINCT path FROM multi) WHERE NOT suffix(path, '[*]')
+        FROM (SELECT DISTINCT path FROM multi)
+        WHERE NOT suffix(path, '[*]') AND NOT suffix(path, '{{*}}')
     ){singles_rows if singles else ""}
     {nested_rows}
     """
@@ -399,7 +404,9 @@ def ensure_profiles(
             con.execute(nominal_calls_sql(where, task_table), params)
             if task_table:
                 con.unregister(task_table)
-            survey = read_survey(con)
+            maps = tuple(detect_maps(con))
+            con.execute(values_view_sql(list(maps)))
+            survey = read_survey(con, maps)
             for k, part in enumerate(parts(con)):
                 con.execute(profiles_sql(survey, part, append=k > 0))
                 con.execute(profile_values_sql(survey, part, append=k > 0))
@@ -413,7 +420,8 @@ def ensure_profiles(
                 "fingerprint": print_, "calls": int(counts[0]), "tasks": int(counts[1]),
                 "runs": int(counts[2]), "runs_without_task": int(counts[3]),
                 "survey": {"formats": survey.formats, "listed": sorted(survey.listed),
-                           "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped)},
+                           "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped),
+                           "maps": list(survey.maps)},
             }  # fmt: skip
             con.execute(
                 "INSERT OR REPLACE INTO tm_profile_state VALUES ('state', ?)", [json.dumps(state)]
@@ -423,12 +431,14 @@ def ensure_profiles(
             con.execute("ROLLBACK")
             raise
     saved = state["survey"]
+    if reused:
+        con.execute(values_view_sql(saved["maps"]))
     return ProfileInfo(
         fingerprint=print_, reused=reused, calls=state["calls"], tasks=state["tasks"],
         runs=state["runs"], runs_without_task=state["runs_without_task"],
         seconds=round(time.perf_counter() - started, 3),
-        survey=Survey(saved["formats"],
-                      *(frozenset(saved[k]) for k in ("listed", "distinct", "shaped"))),
+        survey=Survey(saved["formats"], frozenset(saved["listed"]), frozenset(saved["distinct"]),
+                      frozenset(saved["shaped"]), tuple(saved["maps"])),
     )  # fmt: skip
 
 

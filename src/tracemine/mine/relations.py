@@ -155,7 +155,7 @@ def options(pair: Pair) -> list[tuple[Kind, list[str], tuple[str, ...], dict]]:
         ]
     if pair.kind == "sum":
         return [(Kind.SUM_EQUALS, [f"sum({left})", right], ("v1",), {"tolerance": SUM_TOLERANCE})]
-    kind = Kind.SUBSET if "[*]" in left else Kind.MEMBER
+    kind = Kind.SUBSET if "[*]" in left or "{*}" in left else Kind.MEMBER
     return [(kind, [left, right], ("v1",), {})]
 
 

@@ -102,7 +102,7 @@ def argument_values_sql() -> str:
     — the values a provenance contract could trace back."""
     return f"""
     SELECT v.call_key, v.path, v.jtype, v.num, v.str
-    FROM json_values v SEMI JOIN _tm_rl_calls c ON c.call_key = v.call_key
+    FROM tm_values v SEMI JOIN _tm_rl_calls c ON c.call_key = v.call_key
     WHERE v.side = 'args' AND v.idx IS NULL AND v.path <> 'args' AND v.jtype IN {_SCALARS}
     """
 
@@ -118,11 +118,11 @@ def value_sources_sql() -> str:
     return f"""
     WITH b AS (
         SELECT c.run_id, c.seq, c.turn, c.tool, v.call_key, v.path, v.jtype, v.num, v.str
-        FROM json_values v JOIN _tm_rl_calls c ON c.call_key = v.call_key
+        FROM tm_values v JOIN _tm_rl_calls c ON c.call_key = v.call_key
         WHERE v.side = 'args' AND v.idx IS NULL AND v.path <> 'args' AND v.jtype IN {_SCALARS}
     ), a AS (
         SELECT c.run_id, c.seq, c.turn, c.tool, v.path, v.jtype, v.num, v.str
-        FROM json_values v JOIN _tm_rl_calls c ON c.call_key = v.call_key
+        FROM tm_values v JOIN _tm_rl_calls c ON c.call_key = v.call_key
         WHERE c.status = 'ok' AND v.jtype IN {_SCALARS}
     ), matched AS (
         SELECT b.call_key, b.path AS bpath, a.tool AS atool, a.path AS apath

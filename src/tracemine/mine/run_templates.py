@@ -71,7 +71,7 @@ def build_facts(runs: dict[str, RunInfo], values: ValueFacts) -> Facts:
         facts.fixed[("prov", b, x, a, y)] = (_contract(b, Kind.PROVENANCE, [x], source), outcomes)
         plain = priors.get((b, a))
         identifier = all(isinstance(o.value, str) for o in outcomes.values())
-        if plain is None or not identifier or not y.startswith("args.") or "[*]" in y:
+        if plain is None or not identifier or not y.startswith("args.") or "[*]" in y or "{*}" in y:
             continue
         same: dict[str, Outcome] = {}
         for run_id, first in plain.items():

@@ -35,7 +35,7 @@ def presence(ctx: MineContext) -> list[Contract]:
     for profile in ctx.profiles():
         if is_root(profile.path):
             continue
-        if not profile.path.endswith("[*]"):
+        if not profile.path.endswith(("[*]", "{*}")):
             parent = ctx.paths.get((profile.tool, profile.side, parent_path(profile.path) or ""))
             if parent is not None and parent.tasks >= ctx.min_support:
                 out += _free(Kind.PRESENT, profile, ctx)

@@ -1,0 +1,56 @@
+"""Which objects are maps: keys that look like ids and change from task to task."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tracemine.ingest import ingest
+from tracemine.mine import mine
+from tracemine.mine.maps import id_like
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["1270145486", "gift_card_1591784", "USR003", "7", "3fa85f64-5717-4562-b3fc-2c963f66afa6"],
+)
+def test_keys_that_look_like_ids(key: str) -> None:
+    assert id_like(key)
+
+
+@pytest.mark.parametrize("key", ["price", "first_name", "line1", "v2", "USD", "created_at"])
+def test_keys_that_are_field_names(key: str) -> None:
+    assert not id_like(key)
+
+
+def _mine(tmp_path: Path, results: list[Any]) -> set[str]:
+    lines = [
+        {"run_id": f"r{i}", "task_id": f"t{i}", "seq": 0, "tool": "lookup", "call_id": f"c{i}",
+         "arguments": {}, "result": result, "status": "ok"}
+        for i, result in enumerate(results)
+    ]  # fmt: skip
+    source = tmp_path / "calls.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    ingest([source], tmp_path / "store.duckdb")
+    return {c.paths[0] for c in mine(tmp_path / "store.duckdb", budget=False).contracts}
+
+
+def test_an_object_keyed_by_changing_ids_is_a_map(tmp_path: Path) -> None:
+    results = [
+        {"methods": {f"card_{1000 * i + j}": {"balance": j + 1} for j in range(1 + i % 3)}}
+        for i in range(30)
+    ]
+    paths = _mine(tmp_path, results)
+    assert "result.methods{*}.balance" in paths
+    assert not [p for p in paths if "card_" in p]
+
+
+def test_keys_every_record_shares_stay_fields(tmp_path: Path) -> None:
+    # years as keys, the same in every task: fields, each with its own contracts
+    results = [{"totals": {"2023": 10 + i, "2024": 20 + i, "2025": 30 + i}} for i in range(30)]
+    paths = _mine(tmp_path, results)
+    assert {'result.totals["2023"]', 'result.totals["2025"]'} <= paths
+    assert not [p for p in paths if "{*}" in p]
