@@ -18,8 +18,10 @@ some folds and counted on the held-out ones.
   one place that says so.
 - **Model.** Within a family, each candidate's failure rate is a draw from Beta(a, b);
   (a, b) maximise the Beta-binomial marginal likelihood of the family's (k, n) under a
-  weak hyperprior that centres the family mean on the pool of all candidates (worth
-  ``PRIOR_WEIGHT`` candidates), so a family of three is not declared perfect. Each
+  weak hyperprior (worth ``PRIOR_WEIGHT`` candidates) that centres the family mean on
+  the pool of all candidates — for a structural kind (type, not_null, present,
+  non_empty), on the pooled rate of that kind and side — so a family of three is not
+  declared perfect, nor a ``type`` on numbers priced like a range. Each
   candidate is judged by its posterior Beta(a + k, b + n − k), whose mean is its expected
   false-alarm rate on a new task.
 """
@@ -108,6 +110,12 @@ def pooled_mean(counts: Iterable[tuple[float, float]]) -> float:
     return sum(rates) / len(rates) if rates else 0.5
 
 
+def pooled_rate(counts: Iterable[tuple[float, float]]) -> float:
+    """All violations over all checks, plus half a violation in one check."""
+    pairs = list(counts)
+    return (sum(k for k, _ in pairs) + 0.5) / (sum(n for _, n in pairs) + 1.0)
+
+
 def fit_prior(counts: list[tuple[float, float]], centre: float) -> Prior:
     """The maximum a posteriori Beta(a, b) for a family's (violations, checked) pairs,
     with the hyperprior Beta(1 + w·centre, 1 + w·(1 − centre)) on its mean a / (a + b)
@@ -133,7 +141,33 @@ def fit_prior(counts: list[tuple[float, float]], centre: float) -> Prior:
     return Prior(mu * s, (1 - mu) * s, len(counts))
 
 
+STRUCTURAL = frozenset({Kind.TYPE, Kind.NOT_NULL, Kind.PRESENT, Kind.NON_EMPTY})
+"""Kinds that say how a result is shaped, not which values it holds: they fail out of
+sample alike whatever the field (an optional field, a nullable one), so one pooled rate
+of the kind is their centre. Kinds on values fail by their own tails: new extremes, new
+categories."""
+
+
+def parent_of(family: str) -> str:
+    """The kind and side a family refines (``type/result/number`` → ``type/result``)."""
+    return "/".join(family.split("/")[:2])
+
+
 def fit_families(counts: dict[str, list[tuple[float, float]]]) -> dict[str, Prior]:
-    """One prior per family, each centred on the pool of every family's candidates."""
+    """One prior per family. A family of a structural kind is centred on the pooled
+    rate of its kind and side (all checks of every value type of it), so a
+    family of two ``type`` candidates on numbers is priced like ``type`` contracts, not
+    like ranges; every other family, conditional ones too (a condition mined on few tasks
+    fails as a value does), on the mean of every candidate's smoothed rate."""
     centre = pooled_mean(c for family in counts.values() for c in family)
-    return {name: fit_prior(family, centre) for name, family in sorted(counts.items()) if family}
+    parents: dict[str, list[tuple[float, float]]] = {}
+    for name, family in counts.items():
+        if "/when" not in name:
+            parents.setdefault(parent_of(name), []).extend(family)
+    structural = {kind.value for kind in STRUCTURAL}
+    return {
+        name: fit_prior(family, pooled_rate(parents[parent_of(name)])
+                        if name.split("/")[0] in structural and "/when" not in name
+                        else centre)
+        for name, family in sorted(counts.items()) if family
+    }  # fmt: skip
