@@ -6,6 +6,7 @@ after an intended change: ``TRACEMINE_UPDATE_GOLDEN=1 pytest tests/...`` and rev
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -104,3 +105,13 @@ def public_names(module: types.ModuleType, *submodules: str) -> list[str]:
     (tracemine's cassette fixture), and that binds names starting with ``@``."""
     skip = {"annotations", *submodules}
     return sorted(name for name in dir(module) if name[0] not in "_@" and name not in skip)
+
+
+def load_example(name: str) -> types.ModuleType:
+    """A fresh module object of ``examples/<name>.py``."""
+    path = Path(__file__).parents[1] / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import operator
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -30,29 +31,38 @@ def _text(value: str) -> str:
     return value if value.isascii() or _is_nfc("NFC", value) else _NFC("NFC", value)
 
 
+def _key(key: Any) -> str:
+    if type(key) is str:
+        return key if key.isascii() else _text(key)
+    return _text(str.__str__(key) if isinstance(key, str) else str(key))
+
+
 def canonical(value: Any) -> Any:
     """``value`` as canonical JSON data: integral floats as ints, strings in NFC, tuples as
     lists, mapping keys as NFC strings; other objects by their JSON view, else ``str``."""
-    if value is None or value is True or value is False:
-        return value
+    # replay canonicalizes every call: the common exact types are tested first, by identity
     kind = type(value)
     if kind is str:
-        return _text(value)
-    if kind is int:
+        return value if value.isascii() else _text(value)
+    if kind is int or kind is bool or value is None:
         return value
+    if kind is dict:
+        return {_key(k): canonical(v) for k, v in value.items()}
+    if kind is list:
+        return [canonical(v) for v in value]
     if kind is float or isinstance(value, float | Decimal):
         number = float(value)
         if math.isfinite(number) and number == int(number):
             return int(number)
         return number if math.isfinite(number) else str(number)
     if isinstance(value, Mapping):
-        return {_text(str(k)): canonical(v) for k, v in value.items()}
+        return {_key(k): canonical(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [canonical(v) for v in value]
     if isinstance(value, int):  # int subclasses (enums) other than bool
         return int(value)
-    if isinstance(value, str):
-        return _text(str(value))
+    if isinstance(value, str):  # str subclasses (enums): their value, as JSON writes it
+        return _text(str.__str__(value))
     viewed = as_json(value)
     return canonical(viewed) if viewed is not value else str(value)
 
@@ -75,12 +85,55 @@ def ignored_for(ignore: Ignore, tool: str) -> list[str]:
     return [*ignore.get("*", ()), *ignore.get(tool, ())]
 
 
+_encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+
 def canonical_text(tool: str, arguments: Any, ignore: Ignore | None = None) -> str:
     """The canonical JSON text of ``arguments`` for ``tool`` (ignored arguments left out)."""
     data = canonical(arguments if arguments is not None else {})
-    if ignore:
-        data = _without(data, ignored_for(ignore, tool))
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _encode(without_ignored(tool, data, ignore))
+
+
+_OBJECT, _ARRAY, _TRUE, _FALSE = ("{",), ("[",), ("true",), ("false",)
+_first = operator.itemgetter(0)
+
+
+def frozen(value: Any) -> Hashable:
+    """A hashable value equal for two arguments exactly when their canonical texts are
+    equal: what replay looks calls up by (cheaper than writing the text every call)."""
+    kind = type(value)
+    if kind is str:
+        return value if value.isascii() else _text(value)
+    if kind is int or value is None:
+        return value
+    # ASCII strings and ints are their own frozen form: tested inline, saving a call a leaf
+    if kind is dict:
+        pairs = [
+            (
+                k if type(k) is str and k.isascii() else _key(k),
+                v if (type(v) is str and v.isascii()) or type(v) is int else frozen(v),
+            )
+            for k, v in value.items()
+        ]
+        pairs.sort(key=_first)
+        return (_OBJECT, tuple(pairs))
+    if kind is list:
+        return (
+            _ARRAY,
+            tuple(
+                v if (type(v) is str and v.isascii()) or type(v) is int else frozen(v)
+                for v in value
+            ),
+        )
+    if kind is bool:  # True == 1 in Python, not in JSON
+        return _TRUE if value else _FALSE
+    data = canonical(value)
+    return data if type(data) in (int, float, str) or data is None else frozen(data)
+
+
+def without_ignored(tool: str, arguments: Any, ignore: Ignore | None) -> Any:
+    paths = ignored_for(ignore, tool) if ignore else None
+    return _without(arguments, paths) if paths else arguments
 
 
 def key_of(tool: str, text: str) -> str:

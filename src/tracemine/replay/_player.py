@@ -18,14 +18,22 @@ cassette's name with ``.live`` before ``.jsonl``), leaving the recorded one as i
 from __future__ import annotations
 
 import json
+import pickle
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from tracemine.errors import InputError
-from tracemine.replay._canonical import Ignore, canonical_text, diff, key_of
+from tracemine.replay._canonical import (
+    Ignore,
+    canonical_text,
+    diff,
+    frozen,
+    key_of,
+    without_ignored,
+)
 from tracemine.replay._cassette import Cassette, merged_ignore, run_ids
 from tracemine.replay._errors import ReplayMiss
 from tracemine.replay._recorder import Recorder, Step
@@ -87,17 +95,17 @@ class Player(Recorder):
                          task_id=task_id)  # fmt: skip
         recorded.ignore = self.ignore
         self.misses: list[ReplayMiss] = []
-        self._texts: list[str] = []
-        self._results: list[str | None] = []
-        self._queues: dict[tuple[str, str], deque[int]] = {}
-        self._recorded_count: dict[tuple[str, str], int] = {}
+        self._texts: list[str] = []  # canonical texts, for the nearest key of a miss
+        # a fresh copy of a result for every answer: unpickling beats json.loads by half
+        self._results: list[bytes | None] = []
+        self._queues: dict[tuple[str, Hashable], deque[int]] = {}
+        self._recorded_count: dict[tuple[str, Hashable], int] = {}
         self._replays = mode != "all" and not (mode == "once" and not self.existed)
         for index, record in enumerate(recorded.records):
-            text = canonical_text(record["tool"], record["arguments"], self.ignore)
-            self._texts.append(text)
-            self._results.append(json.dumps(record["result"]) if "result" in record else None)
+            self._results.append(pickle.dumps(record["result"]) if "result" in record else None)
             if self._replays:
-                slot = (record["tool"], text)
+                tool = record["tool"]
+                slot = (tool, frozen(without_ignored(tool, record["arguments"], self.ignore)))
                 self._queues.setdefault(slot, deque()).append(index)
                 self._recorded_count[slot] = self._recorded_count.get(slot, 0) + 1
 
@@ -109,31 +117,38 @@ class Player(Recorder):
                 self.live_from_step is not None and seq >= self.live_from_step)  # fmt: skip
             if goes_live:
                 return Step(seq, tool, arguments)
-            text = canonical_text(tool, arguments, self.ignore)
-            queue = self._queues.get((tool, text))
+            slot = (tool, frozen(without_ignored(tool, arguments, self.ignore)))
+            queue = self._queues.get(slot)
             if queue:
                 return Step(seq, tool, arguments, queue.popleft())
             if self.mode == "new_episodes":
                 return Step(seq, tool, arguments)
-            miss = self._miss(tool, text)
+            miss = self._miss(tool, canonical_text(tool, arguments, self.ignore), slot)
             self.misses.append(miss)
         raise miss
 
     def replayed(self, step: Step) -> tuple[dict[str, Any], Any]:
-        assert step.recorded is not None
-        record = self.cassette.records[step.recorded]
-        text = self._results[step.recorded]
-        self.keep(step, "replay", **{k: record[k] for k in _REPLAY_FIELDS if k in record})
-        return record, (json.loads(text) if text is not None else None)
+        index = step.recorded
+        assert index is not None
+        with self._lock:
+            self.replayed_calls += 1
+            self._log.append((step, index))
+        blob = self._results[index]
+        return self.cassette.records[index], (pickle.loads(blob) if blob is not None else None)
 
-    def _miss(self, tool: str, text: str) -> ReplayMiss:
+    def replay_record(self, step: Step, index: int) -> dict[str, Any]:
+        record = self.cassette.records[index]
+        fields = {k: record[k] for k in _REPLAY_FIELDS if k in record}
+        return self.record_of(step, "replay", step.arguments, fields)
+
+    def _miss(self, tool: str, text: str, slot: tuple[str, Hashable]) -> ReplayMiss:
         key = key_of(tool, text)
         where = self.cassette.path or "the cassette"
         lines = [f"no recorded call answers {tool} (record mode {self.mode!r}, {where})",
                  f"  arguments (canonical): {text}", f"  key: {key}"]  # fmt: skip
         if not self.existed:
             lines.append("  the cassette does not exist yet: record it with mode 'once'")
-        recorded = self._recorded_count.get((tool, text), 0)
+        recorded = self._recorded_count.get(slot, 0)
         if recorded:
             lines.append(
                 f"  this key was recorded {recorded} time(s) and every one has been answered: "
@@ -158,6 +173,9 @@ class Player(Recorder):
     def _nearest(self, tool: str, text: str) -> tuple[int, list[Any]] | None:
         """The recorded call closest to this one: same tool first, fewest differing
         leaves, then not yet answered, then earliest."""
+        if not self._texts:
+            self._texts = [canonical_text(r["tool"], r["arguments"], self.ignore)
+                           for r in self.cassette.records]  # fmt: skip
         best: tuple[tuple[int, int, int, int], int, list[Any]] | None = None
         unanswered = {i for queue in self._queues.values() for i in queue}
         for index, record in enumerate(self.cassette.records):

@@ -30,6 +30,11 @@ def _default(value: Any) -> Any:
     return viewed if viewed is not value else str(value)
 
 
+def _bound(signature: inspect.Signature | None, args: Any, kwargs: dict[str, Any]) -> Any:
+    # agents call tools with keyword arguments: those are the arguments, no binding needed
+    return kwargs if not args else _arguments(signature, args, kwargs)
+
+
 def snapshot(value: Any) -> Any:
     """A JSON copy of ``value``: what the cassette keeps, safe from later mutation."""
     return json.loads(json.dumps(value, default=_default, ensure_ascii=False))
@@ -67,7 +72,8 @@ class Recorder:
         self.ignore = merged_ignore(ignore)
         self.run_id = run_id or (self.path.stem if self.path else "run")
         self.task_id = task_id
-        self.records: list[dict[str, Any]] = []
+        # a live call's record, or (step, index) of a replayed one: built when asked for
+        self._log: list[dict[str, Any] | tuple[Step, int]] = []
         self.live_calls = 0
         self.replayed_calls = 0
         self._seq = 0
@@ -84,12 +90,28 @@ class Recorder:
         """The record answering ``step`` and a fresh copy of its result (Player's part)."""
         raise NotImplementedError
 
+    def replay_record(self, step: Step, index: int) -> dict[str, Any]:  # pragma: no cover
+        """This run's record of a replayed call (Player's part)."""
+        raise NotImplementedError
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """The calls of this run so far, in call order, as flat trace records."""
+        with self._lock:
+            log = list(self._log)
+        out = [e if isinstance(e, dict) else self.replay_record(*e) for e in log]
+        return sorted(out, key=lambda record: record["seq"])
+
     def save(self, path: str | Path | None = None) -> Path | None:
         """Write what was recorded to ``path`` (default: the recorder's own)."""
         target = Path(path) if path is not None else self.path
         if target is None:
             return None
         return Cassette(target, self.records, self.ignore).save()
+
+    def close(self) -> Path | None:
+        """Save (a :class:`Player` also fails a run whose misses were swallowed)."""
+        return self.save()
 
     def __enter__(self) -> Recorder:
         return self
@@ -100,20 +122,17 @@ class Recorder:
         self.save()
 
     # -- keeping records -----------------------------------------------------------------
-    def keep(self, step: Step, origin: str, **fields: Any) -> None:
+    def record_of(
+        self, step: Step, origin: str, arguments: Any, fields: dict[str, Any]
+    ) -> dict[str, Any]:
         record: dict[str, Any] = {"run_id": self.run_id}
         if self.task_id is not None:
             record["task_id"] = self.task_id
         record.update(seq=step.seq, call_id=f"call-{step.seq}", tool=step.tool)
-        record["arguments"] = step.arguments if origin == "replay" else snapshot(step.arguments)
+        record["arguments"] = arguments
         record.update(fields)
         record["origin"] = origin
-        with self._lock:
-            if origin == "live":
-                self.live_calls += 1
-            else:
-                self.replayed_calls += 1
-            self.records.append(record)
+        return record
 
     def keep_live(self, step: Step, started: float, result: Any = None,
                   error: BaseException | None = None, status: str = "ok",
@@ -128,7 +147,10 @@ class Recorder:
         if raw is not None:
             fields["result_raw"] = raw
         fields["duration_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
-        self.keep(step, "live", **fields)
+        record = self.record_of(step, "live", snapshot(step.arguments), fields)
+        with self._lock:
+            self.live_calls += 1
+            self._log.append(record)
 
     # -- Python tool functions -----------------------------------------------------------
     def guard(self, tool: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -143,7 +165,7 @@ class Recorder:
 
                 @functools.wraps(fn)
                 async def wrapper(*args: Any, **kwargs: Any) -> Any:
-                    step = self.begin(name, _arguments(signature, args, kwargs))
+                    step = self.begin(name, _bound(signature, args, kwargs))
                     if step.recorded is not None:
                         return self.answer(step)
                     started = time.perf_counter()
@@ -159,7 +181,7 @@ class Recorder:
 
                 @functools.wraps(fn)
                 def wrapper(*args: Any, **kwargs: Any) -> Any:
-                    step = self.begin(name, _arguments(signature, args, kwargs))
+                    step = self.begin(name, _bound(signature, args, kwargs))
                     if step.recorded is not None:
                         return self.answer(step)
                     started = time.perf_counter()
