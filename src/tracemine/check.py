@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from tracemine.errors import InputError
 from tracemine.ingest import read_traces
 from tracemine.monitor import Monitor, RunReplay, replay
+from tracemine.trials import TrialsReport, judge_trials
 
 LABELS = ("complete-correct", "safe-incomplete", "unsafe-complete", "complete-wrong")
 _CLAIM_KEYS = ("final_claim", "final_answer", "final_text")
@@ -76,10 +77,13 @@ class CheckReport(BaseModel):
     contracts: list[ContractSummary] = Field(default_factory=list)
     runs: list[RunSummary] = Field(default_factory=list)
     labels: dict[str, int] | None = None
+    trials: TrialsReport | None = None
 
     @property
     def failed(self) -> bool:
-        return bool(self.violations or self.incomplete_runs)
+        # with trials, a contract noisy between trials of a task fails only when strict
+        violations = self.violations if self.trials is None else self.trials.gating_violations
+        return bool(violations or self.incomplete_runs)
 
 
 def check(
@@ -89,8 +93,13 @@ def check(
     format: str | None = None,
     include_proposed: bool = False,
     oracle: str | Path | None = None,
+    trials: bool = False,
+    strict: bool = False,
 ) -> CheckReport:
-    """Replay ``traces`` (files in any ingest format) through the contracts at ``contracts``."""
+    """Replay ``traces`` (files in any ingest format) through the contracts at ``contracts``.
+    With ``trials``, runs are grouped by task and contracts whose verdict differs between
+    nominal trials are reported (:mod:`tracemine.trials`) and fail the check only when
+    ``strict``."""
     paths = [traces] if isinstance(traces, str | Path) else list(traces)
     monitor = Monitor.load(contracts, include_proposed=include_proposed)
     cases = load_oracle(oracle) if oracle is not None else None
@@ -100,6 +109,7 @@ def check(
                  for s in monitor.contracts if s.kind != "completeness"}  # fmt: skip
     plans = {tool: [s.id for s in monitor.contracts if s.tool == tool] for tool in monitor.tools}
     tools: dict[str, ToolSummary] = {}
+    grouped: list[tuple[RunReplay, dict[str, Any]]] | None = [] if trials or strict else None
     for path in paths:
         traces_read = read_traces(path, format)
         report.quarantined += len(traces_read.quarantined)
@@ -108,6 +118,8 @@ def check(
         for replayed in replay(monitor, traces_read.calls, families=families):
             run = runs.get(replayed.run_id, {})
             report.runs.append(_run_summary(replayed, run, cases))
+            if grouped is not None:
+                grouped.append((replayed, run))
             for outcome in replayed.calls:
                 tool = tools.setdefault(outcome.tool, ToolSummary(tool=outcome.tool))
                 tool.calls += 1
@@ -136,6 +148,8 @@ def check(
     report.incomplete_runs = sum(1 for r in report.runs if r.verdict != "complete")
     if cases is not None:
         report.labels = {label: sum(r.label == label for r in report.runs) for label in LABELS}
+    if grouped is not None:
+        report.trials = judge_trials(grouped, plans, report.contracts, strict=strict)
     return report
 
 
