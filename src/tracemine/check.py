@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from tracemine.errors import InputError
 from tracemine.ingest import read_traces
 from tracemine.monitor import Monitor, RunReplay, replay
-from tracemine.trials import TrialsReport, judge_trials
+from tracemine.trials import TrialsReport, judge_trials, noisy_notes
 
 LABELS = ("complete-correct", "safe-incomplete", "unsafe-complete", "complete-wrong")
 _CLAIM_KEYS = ("final_claim", "final_answer", "final_text")
@@ -235,15 +235,20 @@ def _norm(text: str) -> str:
 
 def junit_xml(report: CheckReport) -> str:
     """JUnit XML: a suite ``contracts`` with one testcase per tool·contract (failed when
-    violated, skipped when no call exercised it) and a suite ``runs`` with one testcase per
-    run (failed when incomplete or a run-level contract broke)."""
+    violated, skipped when no call exercised it or, with trials and not strict, when it is
+    noisy between trials) and a suite ``runs`` with one testcase per run (failed when
+    incomplete or a steady run-level contract broke)."""
     root = ET.Element("testsuites", name="tracemine check")
+    noisy = noisy_notes(report.trials)
     suite = ET.SubElement(root, "testsuite", name="contracts", tests=str(len(report.contracts)),
-                          failures=str(sum(c.violated > 0 for c in report.contracts)))  # fmt: skip
+                          failures=str(sum(c.violated > 0 and c.contract_id not in noisy
+                                           for c in report.contracts)))  # fmt: skip
     for c in report.contracts:
         case = ET.SubElement(suite, "testcase", classname=c.tool,
                              name=f"{c.kind} {c.path} [{c.contract_id}]")  # fmt: skip
-        if c.violated:
+        if c.violated and c.contract_id in noisy:
+            ET.SubElement(case, "skipped", message=noisy[c.contract_id])
+        elif c.violated:
             failure = ET.SubElement(
                 case,
                 "failure",
@@ -254,7 +259,8 @@ def junit_xml(report: CheckReport) -> str:
         elif not c.checked:
             reason = f"not evaluated on {c.not_evaluated} calls" if c.not_evaluated else "no call"
             ET.SubElement(case, "skipped", message=reason)
-    failed_runs = [r for r in report.runs if r.verdict != "complete" or r.violations]
+    failed_runs = [r for r in report.runs if r.verdict != "complete" or any(
+        v.get("contract_id") not in noisy for v in r.violations)]  # fmt: skip
     failed_ids = {id(r) for r in failed_runs}
     runs = ET.SubElement(root, "testsuite", name="runs", tests=str(len(report.runs)),
                          failures=str(len(failed_runs)))  # fmt: skip

@@ -164,3 +164,15 @@ def judge_trials(
         s.violated for s in summaries if strict or s.contract_id not in noisy
     )
     return report
+
+
+def noisy_notes(trials: TrialsReport | None) -> dict[str, str]:
+    """Contract id → why it does not fail the check, for the noisy contracts kept out of
+    the verdict (none when there are no trials or they are strict)."""
+    if trials is None or trials.strict:
+        return {}
+    return {
+        n.contract_id: f"noisy between trials: verdict flips in {n.flipped_tasks} of "
+        f"{n.tasks} tasks (flip rate {n.flip_rate:.0%}); kept out of the verdict"
+        for n in trials.noisy
+    }

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import contract
-from tracemine.check import check
+from tracemine.check import check, junit_xml
 
 ORDER = {"order_id": "#W1", "items": [{"sku": "a"}], "total": 12.5}
 
@@ -80,6 +81,25 @@ def test_a_contract_broken_in_every_trial_still_fails(tmp_path: Path, contracts:
     assert report.trials is not None
     assert [n.contract_id for n in report.trials.noisy] == ["c_items"]
     assert report.trials.gating_violations == 2 and report.failed
+
+
+def test_junit_marks_a_noisy_contract_skipped_unless_strict(
+    tmp_path: Path, contracts: Path
+) -> None:
+    traces = write(tmp_path / "trials.jsonl", NOISY)
+
+    def items_case(**options: bool) -> ET.Element:
+        root = ET.fromstring(junit_xml(check(traces, contracts, **options)))
+        suite = root.find("testsuite[@name='contracts']")
+        assert suite is not None
+        case = next(c for c in suite if "c_items" in c.get("name", ""))
+        return case
+
+    case = items_case(trials=True)
+    assert case.find("failure") is None
+    skipped = case.find("skipped")
+    assert skipped is not None and "flip rate 50%" in skipped.get("message", "")
+    assert items_case(trials=True, strict=True).find("failure") is not None
 
 
 def _tracemine(*args: Any, cwd: Path) -> subprocess.CompletedProcess[str]:
