@@ -3,13 +3,20 @@ names the nearest recorded key; cut-point replay calls exactly the chosen tools 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from replay_shop import Shop, agent, wrap
 
-from tracemine.replay import Player, Recorder, ReplayedToolError, ReplayMiss
+from tracemine.replay import (
+    Player,
+    Recorder,
+    ReplayedProtocolError,
+    ReplayedToolError,
+    ReplayMiss,
+)
 
 
 def record(path: Path) -> list[str]:
@@ -125,3 +132,50 @@ def test_cut_point_calls_exactly_the_chosen_tools_live(
     assert [r["origin"] for r in new].count("live") == len(live_tools)
     assert [r["tool"] for r in new if r["origin"] == "live"] == live_tools
     assert len(new) == 7  # the whole run, to compare with the recorded one
+
+
+def test_async_tools_record_and_replay(tmp_path: Path) -> None:
+    cassette = tmp_path / "run.jsonl"
+    calls: list[int] = []
+
+    async def lookup(n: int) -> dict[str, int]:
+        calls.append(n)
+        if n < 0:
+            raise ValueError("negative")
+        return {"square": n * n}
+
+    async def run(deck: Recorder) -> list[object]:
+        tool = deck.guard("lookup")(lookup)
+        out: list[object] = [await tool(n=3)]
+        try:
+            await tool(n=-1)
+        except ValueError as exc:
+            out.append(str(exc))
+        return out
+
+    with Recorder(cassette) as recorder:
+        recorded = asyncio.run(run(recorder))
+    with Player(cassette) as player:
+        assert asyncio.run(run(player)) == recorded == [{"square": 9}, "negative"]
+    assert calls == [3, -1]  # the live function ran only while recording
+
+
+def test_a_call_recorded_without_a_result_replays_as_an_error(tmp_path: Path) -> None:
+    cassette = tmp_path / "run.jsonl"
+    cassette.write_text(
+        '{"tracemine_cassette": 1}\n'
+        '{"run_id": "r", "tool": "slow", "arguments": {}, "status": "missing"}\n'
+    )
+    slow = Player(cassette).guard("slow")(lambda: None)
+    with pytest.raises(ReplayedProtocolError, match="never got a result"):
+        slow()
+
+
+def test_an_argument_with_no_json_form_is_kept_as_its_repr(tmp_path: Path) -> None:
+    loop: list[object] = []
+    loop.append(loop)
+    with Recorder(tmp_path / "run.jsonl") as recorder:
+        assert recorder.guard("echo")(lambda items: len(items))(items=loop) == 1
+    (record,) = recorder.records
+    assert record["arguments"] == {"unserializable_arguments": repr({"items": loop})}
+    assert Player(tmp_path / "run.jsonl").cassette.records[0]["tool"] == "echo"

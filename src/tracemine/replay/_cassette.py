@@ -27,7 +27,8 @@ from tracemine.replay._errors import CassetteError
 
 FORMAT_VERSION = 1
 HEADER_KEY = "tracemine_cassette"
-STATUSES = ("ok", "tool_error", "protocol_error", "timeout", "cancelled", "denied")
+STATUSES = ("ok", "tool_error", "protocol_error", "timeout", "cancelled", "denied", "missing",
+            "unknown")  # fmt: skip
 
 
 @dataclass

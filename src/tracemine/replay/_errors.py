@@ -123,11 +123,14 @@ def rebuild(
 
 
 _DEFAULT_ERRORS = {"timeout": "TimeoutError", "cancelled": "CancelledError"}
+_DEFAULT_MESSAGES = {"missing": "the recorded call never got a result",
+                     "unknown": "the recording does not say how the call ended"}  # fmt: skip
 
 
 def recorded_error(record: dict[str, Any]) -> BaseException:
     """The exception a recorded call that did not succeed stands for."""
     status = record["status"]
     return rebuild(record.get("error_type") or _DEFAULT_ERRORS.get(status),
-                   record.get("error_message") or status, record.get("error_code"),
+                   record.get("error_message") or _DEFAULT_MESSAGES.get(status, status),
+                   record.get("error_code"),
                    protocol=status != "tool_error")  # fmt: skip

@@ -36,8 +36,12 @@ def _bound(signature: inspect.Signature | None, args: Any, kwargs: dict[str, Any
 
 
 def snapshot(value: Any) -> Any:
-    """A JSON copy of ``value``: what the cassette keeps, safe from later mutation."""
-    return json.loads(json.dumps(value, default=_default, ensure_ascii=False))
+    """A JSON copy of ``value``: what the cassette keeps, safe from later mutation (its
+    ``repr`` when it has no JSON form: recording never fails the tool call)."""
+    try:
+        return json.loads(json.dumps(value, default=_default, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)
 
 
 @dataclass(slots=True)
@@ -147,7 +151,10 @@ class Recorder:
         if raw is not None:
             fields["result_raw"] = raw
         fields["duration_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
-        record = self.record_of(step, "live", snapshot(step.arguments), fields)
+        arguments = snapshot(step.arguments)
+        if not isinstance(arguments, dict):  # no JSON form: kept readable, and loadable
+            arguments = {"unserializable_arguments": arguments}
+        record = self.record_of(step, "live", arguments, fields)
         with self._lock:
             self.live_calls += 1
             self._log.append(record)
