@@ -87,3 +87,17 @@ def test_a_protocol_error_whose_type_is_gone_keeps_its_code(tmp_path: Path) -> N
     with pytest.raises(ReplayedProtocolError) as caught:
         asyncio.run(session.call_tool("t", {}))
     assert caught.value.error.code == -32001 and caught.value.error.message == "timeout"
+
+
+def test_cut_point_sends_the_chosen_tool_to_the_live_session(tmp_path: Path) -> None:
+    cassette = tmp_path / "mcp.jsonl"
+    with Recorder(cassette) as recorder:
+        asyncio.run(session_run(recorder.session(FakeSession())))
+    live = FakeSession()
+    with Player(cassette, live={"fail"}) as player:
+        replayed = asyncio.run(session_run(player.session(live)))
+    assert live.calls == ["fail"]
+    assert replayed[1]["isError"] is True  # the live session's own answer, a dict here
+    origins = [json.loads(line)["origin"] for line in
+               (tmp_path / "mcp.live.jsonl").read_text().splitlines()[1:]]  # fmt: skip
+    assert origins == ["replay", "live", "replay"]
