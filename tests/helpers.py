@@ -6,8 +6,12 @@ after an intended change: ``TRACEMINE_UPDATE_GOLDEN=1 pytest tests/...`` and rev
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import subprocess
+import sys
+import types
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -80,3 +84,34 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
     cursor = con.execute(sql)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+HEAVY = ("duckdb", "polars", "sklearn", "numpy", "pandas", "pydantic", "pyarrow", "typer")
+
+
+def heavy_imports(module: str, *more: str) -> list[str]:
+    """The heavy libraries (:data:`HEAVY` and ``more``) a fresh interpreter has loaded
+    after importing ``module``."""
+    code = (
+        f"import sys, {module}\nprint(','.join(m for m in {(*HEAVY, *more)!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return [name for name in out.stdout.strip().split(",") if name]
+
+
+def public_names(module: types.ModuleType, *submodules: str) -> list[str]:
+    """The names a module binds that are not private, its imported submodules excepted.
+    pytest rewrites the asserts of every module of a distribution that registers a plugin
+    (tracemine's cassette fixture), and that binds names starting with ``@``."""
+    skip = {"annotations", *submodules}
+    return sorted(name for name in dir(module) if name[0] not in "_@" and name not in skip)
+
+
+def load_example(name: str) -> types.ModuleType:
+    """A fresh module object of ``examples/<name>.py``."""
+    path = Path(__file__).parents[1] / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -80,6 +80,12 @@ _EXPORTS = {
     "Receipt": "tracemine.monitor",
     "RunVerdict": "tracemine.monitor",
     "check": "tracemine.check",
+    # record, replay, incidents
+    "Recorder": "tracemine.replay",
+    "Player": "tracemine.replay",
+    "ReplayMiss": "tracemine.replay",
+    "incident": "tracemine.incident",
+    "IncidentReport": "tracemine.incident",
     # evaluation
     "evaluate": "tracemine.evaluate",
     "EvaluationReport": "tracemine.evaluate",

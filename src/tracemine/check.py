@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from tracemine.errors import InputError
 from tracemine.ingest import read_traces
 from tracemine.monitor import Monitor, RunReplay, replay
+from tracemine.trials import TrialsReport, judge_trials, noisy_notes
 
 LABELS = ("complete-correct", "safe-incomplete", "unsafe-complete", "complete-wrong")
 _CLAIM_KEYS = ("final_claim", "final_answer", "final_text")
@@ -76,10 +77,13 @@ class CheckReport(BaseModel):
     contracts: list[ContractSummary] = Field(default_factory=list)
     runs: list[RunSummary] = Field(default_factory=list)
     labels: dict[str, int] | None = None
+    trials: TrialsReport | None = None
 
     @property
     def failed(self) -> bool:
-        return bool(self.violations or self.incomplete_runs)
+        # with trials, a contract noisy between trials of a task fails only when strict
+        violations = self.violations if self.trials is None else self.trials.gating_violations
+        return bool(violations or self.incomplete_runs)
 
 
 def check(
@@ -89,8 +93,13 @@ def check(
     format: str | None = None,
     include_proposed: bool = False,
     oracle: str | Path | None = None,
+    trials: bool = False,
+    strict: bool = False,
 ) -> CheckReport:
-    """Replay ``traces`` (files in any ingest format) through the contracts at ``contracts``."""
+    """Replay ``traces`` (files in any ingest format) through the contracts at ``contracts``.
+    With ``trials``, runs are grouped by task and contracts whose verdict differs between
+    nominal trials are reported (:mod:`tracemine.trials`) and fail the check only when
+    ``strict``."""
     paths = [traces] if isinstance(traces, str | Path) else list(traces)
     monitor = Monitor.load(contracts, include_proposed=include_proposed)
     cases = load_oracle(oracle) if oracle is not None else None
@@ -100,6 +109,7 @@ def check(
                  for s in monitor.contracts if s.kind != "completeness"}  # fmt: skip
     plans = {tool: [s.id for s in monitor.contracts if s.tool == tool] for tool in monitor.tools}
     tools: dict[str, ToolSummary] = {}
+    grouped: list[tuple[RunReplay, dict[str, Any]]] | None = [] if trials or strict else None
     for path in paths:
         traces_read = read_traces(path, format)
         report.quarantined += len(traces_read.quarantined)
@@ -108,6 +118,8 @@ def check(
         for replayed in replay(monitor, traces_read.calls, families=families):
             run = runs.get(replayed.run_id, {})
             report.runs.append(_run_summary(replayed, run, cases))
+            if grouped is not None:
+                grouped.append((replayed, run))
             for outcome in replayed.calls:
                 tool = tools.setdefault(outcome.tool, ToolSummary(tool=outcome.tool))
                 tool.calls += 1
@@ -136,6 +148,8 @@ def check(
     report.incomplete_runs = sum(1 for r in report.runs if r.verdict != "complete")
     if cases is not None:
         report.labels = {label: sum(r.label == label for r in report.runs) for label in LABELS}
+    if grouped is not None:
+        report.trials = judge_trials(grouped, plans, report.contracts, strict=strict)
     return report
 
 
@@ -221,15 +235,20 @@ def _norm(text: str) -> str:
 
 def junit_xml(report: CheckReport) -> str:
     """JUnit XML: a suite ``contracts`` with one testcase per tool·contract (failed when
-    violated, skipped when no call exercised it) and a suite ``runs`` with one testcase per
-    run (failed when incomplete or a run-level contract broke)."""
+    violated, skipped when no call exercised it or, with trials and not strict, when it is
+    noisy between trials) and a suite ``runs`` with one testcase per run (failed when
+    incomplete or a steady run-level contract broke)."""
     root = ET.Element("testsuites", name="tracemine check")
+    noisy = noisy_notes(report.trials)
     suite = ET.SubElement(root, "testsuite", name="contracts", tests=str(len(report.contracts)),
-                          failures=str(sum(c.violated > 0 for c in report.contracts)))  # fmt: skip
+                          failures=str(sum(c.violated > 0 and c.contract_id not in noisy
+                                           for c in report.contracts)))  # fmt: skip
     for c in report.contracts:
         case = ET.SubElement(suite, "testcase", classname=c.tool,
                              name=f"{c.kind} {c.path} [{c.contract_id}]")  # fmt: skip
-        if c.violated:
+        if c.violated and c.contract_id in noisy:
+            ET.SubElement(case, "skipped", message=noisy[c.contract_id])
+        elif c.violated:
             failure = ET.SubElement(
                 case,
                 "failure",
@@ -240,7 +259,8 @@ def junit_xml(report: CheckReport) -> str:
         elif not c.checked:
             reason = f"not evaluated on {c.not_evaluated} calls" if c.not_evaluated else "no call"
             ET.SubElement(case, "skipped", message=reason)
-    failed_runs = [r for r in report.runs if r.verdict != "complete" or r.violations]
+    failed_runs = [r for r in report.runs if r.verdict != "complete" or any(
+        v.get("contract_id") not in noisy for v in r.violations)]  # fmt: skip
     failed_ids = {id(r) for r in failed_runs}
     runs = ET.SubElement(root, "testsuite", name="runs", tests=str(len(report.runs)),
                          failures=str(len(failed_runs)))  # fmt: skip

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import contract
 from tracemine.monitor.hooks import MonitoredSession, last_receipt, mcp_payload
+
+from helpers import load_example
 
 
 @pytest.fixture
@@ -121,12 +121,7 @@ def test_mcp_errors_are_not_judged_as_results(monitor) -> None:
 
 
 def test_example_agent_loop_appends_the_note() -> None:
-    path = Path(__file__).parents[2] / "examples" / "agent_loop.py"
-    spec = importlib.util.spec_from_file_location("agent_loop_example", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    messages = module.main()
+    messages = load_example("agent_loop").main()
     tool_message = next(m for m in messages if m["role"] == "tool")
     result_text, note = tool_message["content"].split("\n", 1)
     assert result_text == '{"order_id": "#W0000002", "items": []}'

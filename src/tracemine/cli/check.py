@@ -10,6 +10,7 @@ from rich.table import Table
 
 from tracemine.check import CheckReport, check, junit_xml
 from tracemine.cli._common import JsonOption, ReaderOption, console, print_json, run
+from tracemine.cli._trials import render_trials
 
 ORDER = 40
 
@@ -34,16 +35,29 @@ def check_command(
         bool, typer.Option("--include-proposed", help="Enforce proposed contracts too.")
     ] = False,
     as_json: JsonOption = False,
+    trials: Annotated[
+        bool,
+        typer.Option(
+            "--trials",
+            help="Group runs by task; report contracts whose verdict differs between nominal "
+            "trials (with their flip rate) and keep them out of the failing verdict.",
+        ),
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="With --trials: noisy contracts fail the check too.")
+    ] = False,
 ) -> None:
     """Check recorded traces against contracts; exit 1 on violations or incomplete runs."""
     report = run(check, traces, contracts, format=format, include_proposed=include_proposed,
-                 oracle=oracle)  # fmt: skip
+                 oracle=oracle, trials=trials, strict=strict)  # fmt: skip
     if junit is not None:
         junit.write_text(junit_xml(report), encoding="utf-8")
     if as_json:
         print_json(report.model_dump_json(indent=2))
     else:
         render(report)
+        if report.trials is not None:
+            render_trials(report.trials)
     if report.failed:
         raise typer.Exit(1)
 

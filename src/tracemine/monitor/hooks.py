@@ -78,6 +78,15 @@ def _arguments(signature: inspect.Signature | None, args: Any, kwargs: Any) -> d
     return out
 
 
+def described(fn: Callable[..., Any], tool: str | None) -> tuple[str, inspect.Signature | None]:
+    """The tool name a decorated function answers to, and its signature when it has one."""
+    name = str(tool or getattr(fn, "__name__", "tool"))
+    try:
+        return name, inspect.signature(fn)
+    except (TypeError, ValueError):
+        return name, None
+
+
 def guard(
     monitor: Monitor,
     tool: str | None = None,
@@ -94,11 +103,7 @@ def guard(
     """
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        name = str(tool or getattr(fn, "__name__", "tool"))
-        try:
-            signature: inspect.Signature | None = inspect.signature(fn)
-        except (TypeError, ValueError):
-            signature = None
+        name, signature = described(fn, tool)
         receipts: deque[Receipt] = deque(maxlen=_KEEP)
 
         def deliver(args: Any, kwargs: Any, result: Any, status: str) -> None:

@@ -8,6 +8,8 @@
 ``{"type", "message"}``; ``ok: false`` or an ``error`` make a tool error; a line with
 neither ``result`` nor ``error`` is a call whose result is missing. Every field of the
 normalized record is accepted under its own name, so tracemine's own exports read back.
+A cassette's header line (``{"tracemine_cassette": 1, ...}``, see ``tracemine.replay``)
+is read and skipped: it holds no call.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from tracemine.ingest.readers.base import (
 from tracemine.model.trace import Status
 
 _STATUSES = {status.value for status in Status}
+_CASSETTE_HEADER = "tracemine_cassette"
 _RUN_KEYS = ("task_id", "trial", "session_id", "run_outcome", "reward", "family")
 _RARE_KEYS = frozenset(
     {
@@ -50,6 +53,8 @@ class FlatReader(Reader):
 
     @classmethod
     def sniff(cls, unit: Any) -> bool:
+        if isinstance(unit, dict) and _CASSETTE_HEADER in unit:
+            return True
         return (
             isinstance(unit, dict)
             and isinstance(unit.get("tool", unit.get("name")), str)
@@ -63,6 +68,8 @@ class FlatReader(Reader):
             raise BadRecord(f"expected one call per line as an object, got {type(unit).__name__}")
         get = unit.get  # this runs once per call of a large file: lookups kept cheap
         tool = unit["tool"] if "tool" in unit else get("name")
+        if tool is None and _CASSETTE_HEADER in unit:
+            return
         if not isinstance(tool, str) or not tool:
             raise BadRecord("field 'tool' (or 'name') is missing or not a string")
         run_id = as_str(get("run_id")) or self.default_run_id(line)

@@ -1,0 +1,40 @@
+"""How ``tracemine check --trials`` shows the contracts whose verdict flips between trials."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from tracemine.cli._common import console
+from tracemine.trials import TrialsReport
+
+_EXAMPLES_SHOWN = 2
+
+
+def render_trials(trials: TrialsReport) -> None:
+    console.print(
+        f"trials: {trials.runs_grouped} nominal runs of {trials.tasks} tasks with two or more "
+        f"trials ({trials.runs_without_task} runs without a task id, "
+        f"{trials.runs_not_nominal} runs not nominal, left out)"
+    )
+    if not trials.noisy:
+        console.print("no contract's verdict differs between trials of a task")
+        return
+    table = Table(title="noisy contracts (verdict differs between trials of a task)",
+                  title_justify="left")  # fmt: skip
+    numeric = ("tasks flipped", "flip rate", "runs violated", "runs held")
+    for name in ("tool", "kind", "path", "id", *numeric):
+        table.add_column(name, justify="right" if name in numeric else "left")
+    for n in trials.noisy:
+        table.add_row(n.tool, n.kind, n.path, n.contract_id, f"{n.flipped_tasks}/{n.tasks}",
+                      f"{n.flip_rate:.0%}", str(n.violated_runs), str(n.held_runs),
+                      style="yellow")  # fmt: skip
+    console.print(table)
+    for n in trials.noisy:
+        for example in n.examples[:_EXAMPLES_SHOWN]:
+            console.print(f"  [yellow]~[/] {n.tool} {n.kind}: {example}", markup=True,
+                          soft_wrap=True)  # fmt: skip
+    if trials.strict:
+        console.print(f"--strict: the {len(trials.noisy)} noisy contracts count in the verdict")
+    else:
+        console.print(f"{len(trials.noisy)} noisy contracts kept out of the verdict "
+                      "(--strict counts them)")  # fmt: skip

@@ -1,0 +1,69 @@
+"""`tracemine incident`: the contracts that separate a failing run, as a regression test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tracemine.cli._common import DbOption, JsonOption, ReaderOption, console, print_json, run
+from tracemine.incident import IncidentReport, incident
+
+ORDER = 45
+
+
+def incident_command(
+    trace: Annotated[Path, typer.Argument(help="Trace file holding the failing run.")],
+    run_id: Annotated[str, typer.Option("--run", help="Id of the failing run in TRACE.")],
+    db: DbOption,
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for the fragment, cassettes and test module.")
+    ],
+    name: Annotated[
+        str | None, typer.Option("--name", help="Name of the incident (default: --out's name).")
+    ] = None,
+    format: ReaderOption = None,
+    control: Annotated[
+        int, typer.Option("--control", help="Known-good runs replayed as the control slice.")
+    ] = 5,
+    min_tasks: Annotated[
+        int, typer.Option("--min-tasks", help="Known-good tasks a fitted contract needs.")
+    ] = 3,
+    as_json: JsonOption = False,
+) -> None:
+    """Find the fewest contracts the failing run breaks and no known-good run of the store
+    (--db) does; write
+    them with a pytest module that replays both. Exit 1 when none separates the run."""
+    report = run(incident, trace, run_id, db, out, name=name, format=format, control=control,
+                 min_tasks=min_tasks)  # fmt: skip
+    if as_json:
+        print_json(report.model_dump_json(indent=2))
+    else:
+        render(report)
+    if not report.separating:
+        raise typer.Exit(1)
+
+
+def render(report: IncidentReport) -> None:
+    console.print(
+        f"{report.vocabulary} contracts fitted on {report.nominal_runs} known-good runs "
+        f"({report.nominal_tasks} tasks); run {report.run_id} breaks {report.violated}, "
+        f"known-good runs break {report.alarming_on_nominal}"
+    )
+    for s in report.separating:
+        console.print(f"[green]separates[/]: {s.description} ({s.kind}, {s.tasks} tasks)",
+                      markup=True, soft_wrap=True)  # fmt: skip
+        console.print(f"  observed: {s.observed}", markup=False, soft_wrap=True)
+    for s in report.alternatives:
+        console.print(f"  also separates: {s.description}", markup=False, soft_wrap=True)
+    if not report.separating:
+        console.print("[red]no contract of the vocabulary separates this run[/]", markup=True)
+    for gap in report.missing_vocabulary:
+        console.print(f"  [yellow]missing vocabulary[/]: {gap}", markup=True, soft_wrap=True)
+    for path in report.files:
+        console.print(f"wrote {path}", markup=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("incident")(incident_command)

@@ -1,0 +1,9 @@
+"""Incidents become regression tests: the fewest contracts that separate one failing run
+from the known-good ones, written as a contract fragment and a pytest module
+(:func:`incident`; ``tracemine incident`` on the command line)."""
+
+from __future__ import annotations
+
+from tracemine.incident.api import IncidentReport, Separating, incident
+
+__all__ = ["IncidentReport", "Separating", "incident"]

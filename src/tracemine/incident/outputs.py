@@ -1,0 +1,131 @@
+"""What ``incident`` writes: the contract fragment, the cassettes, the pytest module."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tracemine.model.contract import (
+    Contract,
+    ContractFile,
+    ContractStatus,
+    Decision,
+    save_contracts,
+)
+from tracemine.replay import Cassette
+
+if TYPE_CHECKING:
+    from tracemine.incident.api import IncidentReport
+
+LABEL = "incident"
+_RECORD_FIELDS = ("run_id", "task_id", "seq", "call_id", "result_call_id", "tool", "arguments",
+                  "status", "result", "error_type", "error_message")  # fmt: skip
+
+TEST_MODULE = '''"""Regression test of incident {name}, written by `tracemine incident`.
+
+Run {run_id!r} of {trace} broke {what}, which none of the {nominal} known-good runs
+({tasks} tasks) of {db} broke. The failing run is replayed from its cassette through the
+monitor with the contracts in contracts.json and must still violate them; the control
+runs, known-good, must raise no alarm.
+"""
+
+from pathlib import Path
+
+from tracemine.monitor import Monitor, replay
+from tracemine.replay import Cassette
+
+HERE = Path(__file__).parent
+SEPARATING = {ids!r}
+
+
+def violations(cassette: str) -> dict[str, set[str]]:
+    monitor = Monitor.load(HERE / "contracts.json")
+    found = {{}}
+    for run in replay(monitor, Cassette.load(HERE / cassette).records):
+        ids = {{v.contract_id for c in run.calls if c.receipt for v in c.receipt.violations}}
+        found[run.run_id] = ids | {{v.contract_id for v in run.verdict.violations}}
+    return found
+
+
+def test_the_incident_run_violates_its_contracts() -> None:
+    (found,) = violations("incident.cassette.jsonl").values()
+    assert SEPARATING <= found
+
+
+def test_the_control_runs_raise_no_alarm() -> None:
+    found = violations("control.cassette.jsonl")
+    assert found and not any(found.values()), found
+'''
+
+
+def _cassette(path: Path, calls: Sequence[Mapping[str, Any]]) -> Path:
+    records = [{k: call.get(k) for k in _RECORD_FIELDS if call.get(k) is not None}
+               for call in calls]  # fmt: skip
+    return Cassette(path, records).save()
+
+
+def module_name(name: str) -> str:
+    """``test_incident_<name>.py``, a name pytest can import beside other incidents."""
+    return f"test_incident_{re.sub(r'[^0-9a-zA-Z_]+', '_', name).strip('_') or 'run'}.py"
+
+
+def control_runs(
+    nominal: Mapping[str, tuple[dict[str, Any], list[dict[str, Any]]]], tools: set[str], n: int
+) -> list[str]:
+    """Up to ``n`` known-good runs, one a task, those calling ``tools`` first."""
+
+    def order(item: tuple[str, tuple[dict[str, Any], list[dict[str, Any]]]]) -> tuple[Any, ...]:
+        run_id, (run, calls) = item
+        return not tools & {c["tool"] for c in calls}, str(run.get("task_id")), run_id
+
+    ordered = sorted(nominal.items(), key=order)
+    chosen: list[str] = []
+    tasks: set[Any] = set()
+    for run_id, (run, _) in ordered:
+        if len(chosen) < n and run.get("task_id") not in tasks:
+            chosen.append(run_id)
+            tasks.add(run.get("task_id"))
+    return chosen
+
+
+def write_outputs(
+    report: IncidentReport,
+    out: Path,
+    failing: Sequence[Mapping[str, Any]],
+    nominal: Mapping[str, tuple[dict[str, Any], list[dict[str, Any]]]],
+    chosen: Sequence[Contract],
+    control: int,
+) -> None:
+    """Write the files of ``report`` into ``out`` (listed in ``report.files``)."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = [_cassette(out / "incident.cassette.jsonl", failing)]
+    if chosen:
+        reason = (f"incident {report.name}: run {report.run_id} breaks it, none of "
+                  f"{report.nominal_runs} known-good runs does")  # fmt: skip
+        decision = Decision(status=ContractStatus.ACCEPTED, reason=reason,
+                            reviewer="tracemine incident", at=datetime.now(UTC))  # fmt: skip
+        contracts = [c.model_copy(update={"status": ContractStatus.ACCEPTED,
+                                          "decision": decision}) for c in chosen]  # fmt: skip
+        fragment = ContractFile(
+            generated_at=datetime.now(UTC), contracts=contracts,
+            provenance={"label": LABEL, "incident": report.name, "trace": report.trace,
+                        "run_id": report.run_id, "store": report.db,
+                        "nominal_runs": report.nominal_runs,
+                        "nominal_tasks": report.nominal_tasks},
+        )  # fmt: skip
+        files.append(save_contracts(fragment, out / "contracts.json"))
+        report.control_runs = control_runs(nominal, {c.tool for c in chosen}, control)
+        slice_ = [c for rid in report.control_runs for c in nominal[rid][1]]
+        files.append(_cassette(out / "control.cassette.jsonl", slice_))
+        what = "; ".join(s.description for s in report.separating)
+        module = out / module_name(report.name)
+        module.write_text(TEST_MODULE.format(
+            name=report.name, run_id=report.run_id, trace=Path(report.trace).name, what=what,
+            nominal=report.nominal_runs, tasks=report.nominal_tasks, db=Path(report.db).name,
+            ids={s.contract_id for s in report.separating}), encoding="utf-8")  # fmt: skip
+        files.append(module)
+    report.files = [str(f) for f in [*files, out / "incident.json"]]
+    (out / "incident.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
