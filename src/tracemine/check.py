@@ -76,6 +76,9 @@ class CheckReport(BaseModel):
     contracts: list[ContractSummary] = Field(default_factory=list)
     runs: list[RunSummary] = Field(default_factory=list)
     labels: dict[str, int] | None = None
+    notices: list[str] = Field(
+        default_factory=list, description="what the monitor left out, e.g. proposed contracts"
+    )
 
     @property
     def failed(self) -> bool:
@@ -94,7 +97,8 @@ def check(
     paths = [traces] if isinstance(traces, str | Path) else list(traces)
     monitor = Monitor.load(contracts, include_proposed=include_proposed)
     cases = load_oracle(oracle) if oracle is not None else None
-    report = CheckReport(traces=[str(p) for p in paths], contracts_file=str(contracts))
+    report = CheckReport(traces=[str(p) for p in paths], contracts_file=str(contracts),
+                         notices=list(monitor.notices))  # fmt: skip
     summaries = {s.id: ContractSummary(tool=s.tool, contract_id=s.id, kind=s.kind,
                                        path=", ".join(p.text for p in s.paths) or "(run)")
                  for s in monitor.contracts if s.kind != "completeness"}  # fmt: skip

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from tracemine.check import CheckReport, check, junit_xml
@@ -86,6 +87,8 @@ def render(report: CheckReport) -> None:
     if len(problem_runs) > _RUNS_SHOWN:
         console.print(f"… {len(problem_runs) - _RUNS_SHOWN} more runs with findings "
                       "(--json or --junit list them all)")  # fmt: skip
+    for notice in report.notices:
+        console.print(f"[yellow]note:[/] {escape(notice)}", markup=True, soft_wrap=True)
     if report.labels is not None:
         console.print("oracle: " + ", ".join(f"{k} {v}" for k, v in report.labels.items()))
     runs = len(report.runs)
