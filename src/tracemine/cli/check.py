@@ -16,27 +16,37 @@ ORDER = 40
 
 
 def check_command(
-    traces: Annotated[list[Path], typer.Argument(help="Recorded trace files, any ingest format.")],
+    traces: Annotated[
+        list[Path],
+        typer.Argument(metavar="FILE...", help="Recorded trace files, any ingest format."),
+    ],
     contracts: Annotated[
-        Path, typer.Option("--contracts", "-c", help="Contract file (contracts.json) to enforce.")
+        Path,
+        typer.Option("--contracts", "-c", metavar="FILE", help="Contract file to enforce."),
     ],
     format: ReaderOption = None,
     junit: Annotated[
         Path | None,
         typer.Option(
-            "--junit", help="Write JUnit XML: one testcase per tool·contract and per run."
+            "--junit",
+            metavar="FILE",
+            help="Write JUnit XML: one testcase per tool·contract and per run.",
         ),
     ] = None,
     oracle: Annotated[
         Path | None,
-        typer.Option("--oracle", help="Expected calls and accepted final claims per run or task."),
+        typer.Option(
+            "--oracle",
+            metavar="FILE",
+            help="Expected calls and accepted final claims per run or task.",
+        ),
     ] = None,
     include_proposed: Annotated[
-        bool, typer.Option("--include-proposed", help="Enforce proposed contracts too.")
+        bool, typer.Option("--include-proposed", metavar="", help="Enforce proposed contracts too.")
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Check recorded traces against contracts; exit 1 on violations or incomplete runs."""
+    """Check traces against contracts; exit 1 on violations or incomplete runs."""
     report = run(check, traces, contracts, format=format, include_proposed=include_proposed,
                  oracle=oracle)  # fmt: skip
     if junit is not None:

@@ -18,22 +18,33 @@ ORDER = 70
 
 def evaluate_command(
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Folder for report.md/.html/.json and contracts.")
+        Path,
+        typer.Option("--out", "-o", metavar="DIR", help="Folder for the report and contracts."),
     ],
     suite: Annotated[
         str | None,
-        typer.Option("--suite", "-s", help="Simulated suite: all, commerce, search, travel."),
+        typer.Option(
+            "--suite",
+            "-s",
+            metavar="NAME",
+            help="Suite to simulate: all, commerce, search or travel.",
+        ),
     ] = None,
-    tasks: Annotated[int, typer.Option("--tasks", "-n", help="Simulated tasks.")] = 300,
-    trials: Annotated[int, typer.Option("--trials", help="Simulated runs per task.")] = 3,
+    tasks: Annotated[
+        int, typer.Option("--tasks", "-n", metavar="N", help="Simulated tasks.")
+    ] = 300,
+    trials: Annotated[
+        int, typer.Option("--trials", metavar="N", help="Simulated runs per task.")
+    ] = 3,
     traces: Annotated[
         list[Path] | None,
-        typer.Option("--traces", help="Trace file to evaluate on instead (repeatable)."),
+        typer.Option("--traces", metavar="FILE", help="Trace file to evaluate on (repeatable)."),
     ] = None,
     spec: Annotated[
         list[Path] | None,
         typer.Option(
             "--spec",
+            metavar="FILE",
             help="Declared source: OpenAPI, function docs, MCP tools/list or JSON Schema "
             "(repeatable; --suite uses the simulator's OpenAPI document).",
         ),
@@ -41,23 +52,32 @@ def evaluate_command(
     task_key: Annotated[
         str | None,
         typer.Option(
-            "--task-key", help="Task ids for --traces: a run field, metadata key or regex:PATTERN."
+            "--task-key",
+            metavar="KEY",
+            help="Task ids for --traces: a run field, metadata key or regex:PATTERN.",
         ),
     ] = None,
     folds: FoldsOption = 5,
     target_fa: Annotated[
-        float, typer.Option("--target-fa", help="Target false-alarm rate of the miner.")
+        float,
+        typer.Option("--target-fa", metavar="RATE", help="Target false-alarm rate of the miner."),
     ] = 0.01,
     min_tasks: Annotated[
-        int, typer.Option("--min-tasks", help="Distinct tasks a mined contract needs.")
+        int, typer.Option("--min-tasks", metavar="N", help="Distinct tasks a mined contract needs.")
     ] = 5,
     eval_share: Annotated[
-        float, typer.Option("--eval-share", help="Share of tasks held out for evaluation.")
+        float,
+        typer.Option(
+            "--eval-share", metavar="SHARE", help="Share of tasks held out for evaluation."
+        ),
     ] = 0.3,
     max_faults: Annotated[
-        int, typer.Option("--max-faults", help="At most this many faulted runs per fault class.")
+        int,
+        typer.Option("--max-faults", metavar="N", help="Faulted runs per fault class, at most."),
     ] = 200,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of simulation, split and faults.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Seed of simulation, split and faults.")
+    ] = 0,
     as_json: JsonOption = False,
 ) -> None:
     """Split tasks, mine, merge, inject every fault class and compare the arms."""

@@ -19,23 +19,31 @@ def merge_command(
         list[Path],
         typer.Option(
             "--spec",
+            metavar="FILE",
             help="OpenAPI 2/3.0/3.1, MCP tools/list, function docs or JSON Schema (repeatable).",
         ),
     ],
     candidates: Annotated[
-        Path, typer.Option("--candidates", help="Mined contract file (candidates.json).")
+        Path,
+        typer.Option("--candidates", metavar="FILE", help="Mined contract file (candidates.json)."),
     ] = Path("mined_contracts/candidates.json"),
     mapping: Annotated[
         Path | None,
-        typer.Option("--map", help="Tool → operation mapping (YAML/JSON); default: operationId."),
+        typer.Option(
+            "--map",
+            metavar="FILE",
+            help="Tool → operation mapping (YAML/JSON); default: operationId.",
+        ),
     ] = None,
     db: Annotated[
         Path | None,
-        typer.Option("--db", help="Store to test declared contracts against (from ingest)."),
+        typer.Option(
+            "--db", metavar="FILE", help="Store to test declared contracts against (from ingest)."
+        ),
     ] = None,
-    out: Annotated[Path, typer.Option("--out", help="Where to write the merged contracts.")] = Path(
-        "mined_contracts/merged.json"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", metavar="FILE", help="Where to write the merged contracts.")
+    ] = Path("mined_contracts/merged.json"),
     as_json: JsonOption = False,
 ) -> None:
     """Merge mined candidates with declared constraints and label each contract."""

@@ -28,33 +28,48 @@ review_app = typer.Typer(
 )
 
 ContractsOption = Annotated[
-    Path, typer.Option("--contracts", "-c", help="Contract file to review.")
+    Path, typer.Option("--contracts", "-c", metavar="FILE", help="Contract file to review.")
 ]
 ReviewOption = Annotated[
     Path | None,
-    typer.Option("--review", help="Review file (default: <contracts>.review.yaml beside it)."),
+    typer.Option(
+        "--review", metavar="FILE", help="Review file (default: <contracts>.review.yaml beside it)."
+    ),
 ]
 ToolFilter = Annotated[
-    list[str] | None, typer.Option("--tool", help="Only this tool (repeatable).")
+    list[str] | None, typer.Option("--tool", metavar="NAME", help="Only this tool (repeatable).")
 ]
 KindFilter = Annotated[
-    list[str] | None, typer.Option("--kind", help="Only this kind (repeatable).")
+    list[str] | None, typer.Option("--kind", metavar="KIND", help="Only this kind (repeatable).")
 ]
 SourceFilter = Annotated[
-    list[str] | None, typer.Option("--source", help="mined, declared, prose or manual.")
+    list[str] | None,
+    typer.Option("--source", metavar="SOURCE", help="mined, declared, prose or manual."),
 ]
 LabelFilter = Annotated[
-    list[str] | None, typer.Option("--label", help="Merge label, or 'none' (repeatable).")
+    list[str] | None,
+    typer.Option("--label", metavar="LABEL", help="Merge label, or 'none' (repeatable)."),
 ]
 StatusFilter = Annotated[
-    list[str] | None, typer.Option("--status", help="proposed, accepted, rejected or muted.")
+    list[str] | None,
+    typer.Option("--status", metavar="STATUS", help="proposed, accepted, rejected or muted."),
 ]
 StaleFilter = Annotated[
-    bool, typer.Option("--stale", help="Only decisions whose evidence changed since.")
+    bool, typer.Option("--stale", metavar="", help="Only decisions whose evidence changed since.")
 ]
-ReasonOption = Annotated[str, typer.Option("--reason", help="Why (needed to reject or mute).")]
+ReasonOption = Annotated[
+    str, typer.Option("--reason", metavar="TEXT", help="Why (needed to reject or mute).")
+]
 ReviewerOption = Annotated[
-    str | None, typer.Option("--reviewer", help="Who (default: $TRACEMINE_REVIEWER or login).")
+    str | None,
+    typer.Option("--reviewer", metavar="NAME", help="Who (default: $TRACEMINE_REVIEWER or login)."),
+]
+LimitOption = Annotated[
+    int, typer.Option("--limit", metavar="N", help="Show at most this many rows.")
+]
+IdArgument = Annotated[str, typer.Argument(metavar="ID", help="Contract id (or a unique prefix).")]
+IdsArgument = Annotated[
+    list[str] | None, typer.Argument(metavar="ID...", help="Contract ids or prefixes.")
 ]
 DEFAULT_CONTRACTS = Path("mined_contracts/candidates.json")
 
@@ -67,7 +82,7 @@ def list_command(
     contracts: ContractsOption = DEFAULT_CONTRACTS, review: ReviewOption = None,
     tool: ToolFilter = None, kind: KindFilter = None, source: SourceFilter = None,
     label: LabelFilter = None, status: StatusFilter = None, stale: StaleFilter = False,
-    limit: Annotated[int, typer.Option("--limit", help="Show at most this many rows.")] = 200,
+    limit: LimitOption = 200,
     as_json: JsonOption = False,
 ) -> None:  # fmt: skip
     """List contracts with their status, support and held-out violations."""
@@ -99,11 +114,11 @@ def list_command(
 
 
 def show_command(
-    contract_id: Annotated[str, typer.Argument(help="Contract id (or a unique prefix).")],
+    contract_id: IdArgument,
     contracts: ContractsOption = DEFAULT_CONTRACTS, review: ReviewOption = None,
     as_json: JsonOption = False,
 ) -> None:  # fmt: skip
-    """Show one contract: scope, parameters, evidence, counterexamples and decision."""
+    """Show one contract: parameters, evidence, counterexamples, decision."""
     reviewed, _, _ = run(load_reviewed, contracts, review)
     (c,) = run(find_contracts, reviewed, [contract_id])
     if as_json:
@@ -138,7 +153,7 @@ def show_command(
 
 def _decider(status: str) -> Any:
     def command(
-        ids: Annotated[list[str] | None, typer.Argument(help="Contract ids or prefixes.")] = None,
+        ids: IdsArgument = None,
         contracts: ContractsOption = DEFAULT_CONTRACTS, review: ReviewOption = None,
         reason: ReasonOption = "",
         reviewer: ReviewerOption = None,
@@ -156,7 +171,7 @@ def _decider(status: str) -> Any:
         else:
             console.print(f"{status} {len(decided)} contracts → {path}")
 
-    command.__doc__ = f"Mark contracts {status} (by id, or every contract matching the filters)."
+    command.__doc__ = f"Mark contracts {status}: by id, or all that match the filters."
     return command
 
 
