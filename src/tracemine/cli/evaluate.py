@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from tracemine.cli._common import FoldsOption, JsonOption, console, err_console, print_json, run
+from tracemine.cli._fit import Column, fit, left_out
 
 if TYPE_CHECKING:
     from tracemine.evaluate import EvaluationReport
@@ -98,6 +98,14 @@ def evaluate_command(
         render(report)
 
 
+_COMPACT = {  # headers of the summary at 80 columns: what each figure is, in a word or two
+    "false alarms per nominal call [95% CI]": "false alarms\nper call\n[95% CI]",
+    "nominal runs with an alarm": "runs with\nan alarm",
+    "mean detection, covered classes": "mean\ndetection",
+    "selection efficiency (÷ oracle)": "efficiency",
+}
+
+
 def render(report: EvaluationReport) -> None:
     from tracemine.evaluate.report import (
         SUMMARY_HEADER,
@@ -106,19 +114,20 @@ def render(report: EvaluationReport) -> None:
         summary_rows,
     )
 
-    summary = Table(title=f"evaluate: {report.source}", title_justify="left")
-    for name in SUMMARY_HEADER:
-        summary.add_column(name, justify="left" if name == "arm" else "right")
-    for row in summary_rows(report):
-        summary.add_row(*row)
-    console.print(summary)
-    detection = Table(title="detection per fault class", title_justify="left")
-    for name in class_header(report):
-        left = name in ("fault class", "group", "coverage")
-        detection.add_column(name, justify="left" if left else "right")
-    for row in class_rows(report):
-        detection.add_row(*row)
-    console.print(detection)
+    arms = {a.arm for a in report.arms}
+    # the arm and the fault class are what a row is read by: they never wrap
+    summary = [Column(name, _COMPACT.get(name), numeric=name != "arm", split=True)
+               for name in SUMMARY_HEADER]  # fmt: skip
+    table, _ = fit(f"evaluate: {report.source}", summary, summary_rows(report), console.width)
+    console.print(table)
+    optional = {"group": 3, "coverage": 2, "injected": 1}
+    classes = [Column(name, numeric=name in arms or name == "injected", drop=optional.get(name, 0))
+               for name in class_header(report)]  # fmt: skip
+    table, dropped = fit("detection per fault class", classes, class_rows(report), console.width)
+    console.print(table)
+    said = left_out(dropped, console.width)
+    if said:
+        console.print(said, style="dim")
     for arm in report.arms:
         if arm.available and arm.note:
             console.print(f"[yellow]{arm.arm}:[/] {arm.note}")

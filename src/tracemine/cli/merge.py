@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from tracemine.cli._common import JsonOption, console, err_console, print_json, run
+from tracemine.cli._fit import Column, fit
 from tracemine.openapi import MergeReport, merge_files
 
 ORDER = 30
@@ -62,12 +62,9 @@ def render(report: MergeReport) -> None:
         f"{len(tool_map.tools)} tools mapped to operations; {report.declared} declared or prose "
         f"contracts; {len(report.merged.contracts)} contracts written to {report.out}"
     )
-    table = Table(title="merge labels", title_justify="left")
-    table.add_column("label")
-    table.add_column("contracts", justify="right")
-    for label, count in report.labels.items():
-        table.add_row(label, str(count))
-    console.print(table)
+    rows = [[label, str(count)] for label, count in report.labels.items()]
+    columns = [Column("label"), Column("contracts", numeric=True)]
+    console.print(fit("merge labels", columns, rows, console.width)[0])
     if tool_map.unmapped_tools:
         console.print("tools with no operation: " + ", ".join(tool_map.unmapped_tools))
     if tool_map.unmapped_operations:

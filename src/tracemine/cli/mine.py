@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from tracemine.cli._common import (
     DbOption,
@@ -17,6 +16,7 @@ from tracemine.cli._common import (
     print_json,
     run,
 )
+from tracemine.cli._fit import Column, fit
 
 if TYPE_CHECKING:
     from tracemine.model.contract import ContractFile
@@ -101,20 +101,24 @@ def mine_command(
 def render(result: ContractFile, out: Path) -> None:
     summary = result.provenance.get("summary", {})
     tools = result.provenance.get("selection", {}).get("tools", {})
-    table = Table(title=f"mine → {out}", title_justify="left")
-    columns = ("tool", "calls", "tasks", "candidates", "kept", "implied", "conditional",
-               "predicted FA", "est. detection")  # fmt: skip
-    for name in columns:
-        table.add_column(name, justify="left" if name == "tool" else "right")
+    columns = [
+        Column("tool"),
+        *(Column(name, compact, numeric=True) for name, compact in (
+            ("calls", None), ("tasks", None), ("candidates", "cand."), ("kept", None),
+            ("implied", "impl."), ("conditional", "cond."), ("predicted FA", "pred.\nFA"),
+            ("est. detection", "est.\ndet."))),
+    ]  # fmt: skip
+    rows = []
     for tool, counts in summary.items():
         mine_ = [c for c in result.contracts if c.tool == tool]
         implied = sum(1 for c in mine_ if c.implied_by)
         conditional = sum(1 for c in mine_ if c.when is not None)
         line = tools.get(tool, {})
-        table.add_row(tool, str(line.get("calls", "")), str(line.get("tasks", "")),
-                      str(counts["candidates"]), str(counts["kept"]), str(implied),
-                      str(conditional), _share(line.get("predicted_fa")),
-                      _share(line.get("predicted_detection")))  # fmt: skip
+        rows.append([tool, str(line.get("calls", "")), str(line.get("tasks", "")),
+                     str(counts["candidates"]), str(counts["kept"]), str(implied),
+                     str(conditional), _share(line.get("predicted_fa")),
+                     _share(line.get("predicted_detection"))])  # fmt: skip
+    table, _ = fit(f"mine → {out}", columns, rows, console.width)
     console.print(table)
     profile = result.provenance.get("profile", {})
     params = result.provenance.get("params", {})

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from tracemine.cli._common import JsonOption, console, print_json, run
+from tracemine.cli._fit import Column, fit, left_out
 from tracemine.errors import InputError
 from tracemine.model.contract import Contract, ContractFile
 from tracemine.review import (
@@ -92,25 +92,40 @@ def list_command(
     if as_json:
         print_json(json.dumps([c.model_dump(mode="json") for c in found], indent=2))
         return
-    table = Table(
-        title=f"{len(found)} of {len(reviewed.contracts)} contracts", title_justify="left"
-    )
-    for name in ("id", "tool", "kind", "contract", "sources", "label", "status", "tasks", "viol."):
-        table.add_column(
-            name, overflow="fold", no_wrap=name in ("id", "tool", "kind", "status"),
-            justify="right" if name in ("tasks", "viol.") else "left",
-        )  # fmt: skip
+    one_tool = tool[0] if tool and len(tool) == 1 else None
+    statuses = {c.status.value + (" (stale)" if is_stale(c) else "") for c in found[:limit]}
+    columns = [
+        Column("id"),
+        *([] if one_tool else [Column("tool")]),
+        Column("kind", drop=2),
+        Column("contract", text=True),
+        Column("sources", drop=4),
+        Column("label", drop=3),
+        # one status for every row is said in the title, so a narrow terminal can drop it
+        Column("status", drop=1 if len(statuses) == 1 else 0),
+        Column("tasks", numeric=True),
+        Column("viol.", numeric=True),
+    ]
+    rows = []
     for c in found[:limit]:
         e = c.evidence
-        table.add_row(
-            c.id, c.tool, c.kind.value, c.description or ", ".join(c.paths),
-            "+".join(c.sources), c.label.value if c.label else "",
+        rows.append([
+            c.id, *([] if one_tool else [c.tool]), c.kind.value,
+            c.description or ", ".join(c.paths), "+".join(c.sources),
+            c.label.value if c.label else "",
             c.status.value + (" (stale)" if is_stale(c) else ""),
             str(e.tasks) if e else "", str(e.heldout_violations) if e else "",
-        )  # fmt: skip
+        ])  # fmt: skip
+    of = f" of {one_tool}" if one_tool else ""
+    all_ = f", all {next(iter(statuses))}" if len(statuses) == 1 else ""
+    title = f"{len(found)} of {len(reviewed.contracts)} contracts{of}{all_}"
+    table, dropped = fit(title, columns, rows, console.width)
     console.print(table)
     if len(found) > limit:
         console.print(f"… {len(found) - limit} more; narrow with filters or raise --limit")
+    said = left_out(dropped, console.width)
+    if said:
+        console.print(said, style="dim")
 
 
 def show_command(
