@@ -78,6 +78,9 @@ class CheckReport(BaseModel):
     runs: list[RunSummary] = Field(default_factory=list)
     labels: dict[str, int] | None = None
     trials: TrialsReport | None = None
+    notices: list[str] = Field(
+        default_factory=list, description="what the monitor left out, e.g. proposed contracts"
+    )
 
     @property
     def failed(self) -> bool:
@@ -103,7 +106,8 @@ def check(
     paths = [traces] if isinstance(traces, str | Path) else list(traces)
     monitor = Monitor.load(contracts, include_proposed=include_proposed)
     cases = load_oracle(oracle) if oracle is not None else None
-    report = CheckReport(traces=[str(p) for p in paths], contracts_file=str(contracts))
+    report = CheckReport(traces=[str(p) for p in paths], contracts_file=str(contracts),
+                         notices=list(monitor.notices))  # fmt: skip
     summaries = {s.id: ContractSummary(tool=s.tool, contract_id=s.id, kind=s.kind,
                                        path=", ".join(p.text for p in s.paths) or "(run)")
                  for s in monitor.contracts if s.kind != "completeness"}  # fmt: skip

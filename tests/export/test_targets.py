@@ -46,6 +46,9 @@ def test_native_with_proposed_says_how_to_enforce_them(mined: Any, tmp_path: Pat
     )
     assert report.selected == len(mined.contracts.contracts)
     assert any("include_proposed" in note for note in report.notes)
+    # the file says it too, for whoever loads it without having seen the export
+    told = load_contracts(tmp_path / "all.json").provenance["export"]["monitor"]
+    assert "include_proposed=True" in told and "proposed" in told
 
 
 def test_jsonschema_reports_what_it_cannot_express() -> None:

@@ -13,6 +13,7 @@ from tracemine.cli import app
 from tracemine.errors import InputError
 from tracemine.ingest import ingest
 from tracemine.mine import mine
+from tracemine.simulate import simulate, write_traces
 
 runner = CliRunner()
 
@@ -32,6 +33,42 @@ def test_without_task_ids_crossfitting_refuses(anonymous: Path) -> None:
     result = runner.invoke(app, ["mine", "--db", str(anonymous), "--out", "x.json"])
     assert result.exit_code == 2
     assert "--task-key" in result.output
+
+
+@pytest.fixture(scope="module")
+def otlp_without_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An OTLP export whose runs carry no task id: only the conversation id
+    (``gen_ai.conversation.id``) says which task a run was, ``<task>-trial<n>``."""
+    folder = tmp_path_factory.mktemp("otlp")
+    runs = [
+        {**run, "run_id": f"conv-{run['task_id']}-trial{run['trial']}", "task_id": None,
+         "trial": None}
+        for run in simulate("commerce", tasks=12, seed=3, trials=3)
+    ]  # fmt: skip
+    db = folder / "otlp.duckdb"
+    ingest([write_traces(runs, folder / "export.otlp.jsonl", "otlp")], db)
+    return db
+
+
+def test_without_task_ids_mine_suggests_the_task_key_that_works(otlp_without_tasks: Path) -> None:
+    result = runner.invoke(app, ["mine", "--db", str(otlp_without_tasks), "--out", "x.json"])
+    assert result.exit_code == 2
+    said = result.output
+    assert (
+        "--task-key 'regex:^(?P<task>.+)-trial\\d+$' gives 12 tasks (about 3 runs a task)" in said
+    )
+    # each run alone is offered too, after the grouping key, and said for what it is
+    assert "gives 36 tasks (each run its own task)" in said.split("12 tasks")[1]
+    spec = said.split("--task-key '")[1].split("'")[0]
+    mined = mine(otlp_without_tasks, task_key=spec, folds=3, target_fa=0.2, min_tasks=3)
+    assert mined.provenance["profile"]["tasks"] == 12
+
+
+def test_a_task_key_that_finds_nothing_suggests_one(anonymous: Path) -> None:
+    result = runner.invoke(app, ["mine", "--db", str(anonymous), "--task-key", "task.name"])
+    assert result.exit_code == 2
+    assert "finds no task id" in result.output
+    assert "--task-key 'regex:^(?P<task>.+)\\.r\\d+$' gives 40 tasks" in result.output
 
 
 def test_task_key_or_no_crossfit_lets_it_run(anonymous: Path, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import contract
 from tracemine.check import check
-from tracemine.model.contract import ContractFile
+from tracemine.model.contract import ContractFile, ContractStatus
 
 ORDER = {"order_id": "#W0000001", "items": [{"sku": "a", "qty": 1}], "total": 12.5}
 
@@ -164,3 +164,17 @@ def test_help_text() -> None:
         env={"COLUMNS": "200", "PATH": ""},
     )
     assert out.returncode == 0 and "--junit" in out.stdout and "--oracle" in out.stdout
+
+
+def test_check_says_that_proposed_contracts_were_not_enforced(files, tmp_path) -> None:
+    proposed = [c.model_copy(update={"status": ContractStatus.PROPOSED}) for c in CONTRACTS]
+    files["contracts"].write_text(ContractFile(contracts=proposed).model_dump_json(), "utf-8")
+    out = _tracemine("check", files["clean"], "-c", files["contracts"], cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    told = " ".join(out.stdout.split())  # the note may wrap
+    assert f"{len(proposed)} of {len(proposed)} contracts are proposed and not enforced" in told
+    assert "--include-proposed" in told
+    report = check([files["clean"]], files["contracts"])
+    assert len(report.notices) == 1
+    enforced = check([files["clean"]], files["contracts"], include_proposed=True)
+    assert enforced.notices == [] and enforced.contracts

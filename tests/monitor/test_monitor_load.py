@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 
 import pytest
 
 from conftest import contract
 from tracemine.errors import ContractFileError
-from tracemine.monitor import ContractLoadError, Monitor
+from tracemine.monitor import ContractLoadError, Monitor, ProposedContractsIgnored
 
 
 def _write(tmp_path, data) -> str:
@@ -91,3 +92,28 @@ def test_long_strings_are_not_matched(make_monitor) -> None:
 def test_file_written_by_the_model_round_trips(make_monitor) -> None:
     monitor = make_monitor(contract("present", ["result.a"]), contract("present", ["args.b"]))
     assert monitor.tools == ["get_order"] and len(monitor.contracts) == 2
+
+
+def test_a_file_of_proposed_contracts_only_says_that_it_checks_nothing(write_contracts) -> None:
+    proposed = [contract("non_empty", ["result.items"], status="proposed"),
+                contract("non_negative", ["result.total"], status="proposed")]  # fmt: skip
+    path = write_contracts(*proposed)
+    with pytest.warns(ProposedContractsIgnored, match=r"2 of 2 contracts are proposed") as told:
+        monitor = Monitor.load(path)
+    assert len(told) == 1 and "include_proposed=True" in str(told[0].message)
+    assert told[0].filename == __file__  # points at the caller's line, not the monitor's
+    assert monitor.tools == [] and monitor.ignored_proposed == 2
+    assert monitor.notices and str(path) in monitor.notices[0]
+    # a decision either way is enough: no warning, and proposed ones enforced when asked
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Monitor.load(path, include_proposed=True).tools == ["get_order"]
+        quiet = Monitor.load(path, include_proposed=False)
+    assert quiet.tools == [] and quiet.ignored_proposed == 2 and quiet.notices
+
+
+def test_accepted_contracts_load_without_a_notice(write_contracts) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        monitor = Monitor.load(write_contracts(contract("non_empty", ["result.items"])))
+    assert monitor.notices == () and monitor.ignored_proposed == 0

@@ -20,20 +20,33 @@ err_console = Console(stderr=True, highlight=False)
 
 T = TypeVar("T")
 
-DbOption = Annotated[Path, typer.Option("--db", help="DuckDB store written by `tracemine ingest`.")]
+# Help is read at 80 columns: short metavars (flags show none) leave the help column room.
+DbOption = Annotated[
+    Path, typer.Option("--db", metavar="FILE", help="DuckDB store (from `tracemine ingest`).")
+]
 JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")
+    bool, typer.Option("--json", metavar="", help="Print JSON instead of tables.")
 ]
 ReaderOption = Annotated[
     str | None,
     typer.Option(
         "--format",
         "-f",
-        help=f"Force a reader instead of detecting it per file: {', '.join(READERS)}.",
+        metavar="NAME",
+        help=f"Reader to use instead of detecting one per file: {', '.join(READERS)}.",
     ),
 ]
 FoldsOption = Annotated[
-    int, typer.Option("--folds", help="Task folds for cross-fitting (K).", min=2)
+    int, typer.Option("--folds", metavar="K", help="Task folds for cross-fitting.", min=2)
+]
+TaskKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--task-key",
+        metavar="KEY",
+        help="Where task ids come from when runs have none: a run field, a metadata key, "
+        "or regex:PATTERN over run ids.",
+    ),
 ]
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from tracemine.check import CheckReport, check, junit_xml
@@ -16,23 +17,33 @@ ORDER = 40
 
 
 def check_command(
-    traces: Annotated[list[Path], typer.Argument(help="Recorded trace files, any ingest format.")],
+    traces: Annotated[
+        list[Path],
+        typer.Argument(metavar="FILE...", help="Recorded trace files, any ingest format."),
+    ],
     contracts: Annotated[
-        Path, typer.Option("--contracts", "-c", help="Contract file (contracts.json) to enforce.")
+        Path,
+        typer.Option("--contracts", "-c", metavar="FILE", help="Contract file to enforce."),
     ],
     format: ReaderOption = None,
     junit: Annotated[
         Path | None,
         typer.Option(
-            "--junit", help="Write JUnit XML: one testcase per tool·contract and per run."
+            "--junit",
+            metavar="FILE",
+            help="Write JUnit XML: one testcase per tool·contract and per run.",
         ),
     ] = None,
     oracle: Annotated[
         Path | None,
-        typer.Option("--oracle", help="Expected calls and accepted final claims per run or task."),
+        typer.Option(
+            "--oracle",
+            metavar="FILE",
+            help="Expected calls and accepted final claims per run or task.",
+        ),
     ] = None,
     include_proposed: Annotated[
-        bool, typer.Option("--include-proposed", help="Enforce proposed contracts too.")
+        bool, typer.Option("--include-proposed", metavar="", help="Enforce proposed contracts too.")
     ] = False,
     as_json: JsonOption = False,
     trials: Annotated[
@@ -47,7 +58,7 @@ def check_command(
         bool, typer.Option("--strict", help="With --trials: noisy contracts fail the check too.")
     ] = False,
 ) -> None:
-    """Check recorded traces against contracts; exit 1 on violations or incomplete runs."""
+    """Check traces against contracts; exit 1 on violations or incomplete runs."""
     report = run(check, traces, contracts, format=format, include_proposed=include_proposed,
                  oracle=oracle, trials=trials, strict=strict)  # fmt: skip
     if junit is not None:
@@ -100,6 +111,8 @@ def render(report: CheckReport) -> None:
     if len(problem_runs) > _RUNS_SHOWN:
         console.print(f"… {len(problem_runs) - _RUNS_SHOWN} more runs with findings "
                       "(--json or --junit list them all)")  # fmt: skip
+    for notice in report.notices:
+        console.print(f"[yellow]note:[/] {escape(notice)}", markup=True, soft_wrap=True)
     if report.labels is not None:
         console.print("oracle: " + ", ".join(f"{k} {v}" for k, v in report.labels.items()))
     runs = len(report.runs)

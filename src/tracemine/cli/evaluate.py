@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from tracemine.cli._common import FoldsOption, JsonOption, console, err_console, print_json, run
+from tracemine.cli._fit import Column, fit, left_out
 
 if TYPE_CHECKING:
     from tracemine.evaluate import EvaluationReport
@@ -18,22 +18,33 @@ ORDER = 70
 
 def evaluate_command(
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Folder for report.md/.html/.json and contracts.")
+        Path,
+        typer.Option("--out", "-o", metavar="DIR", help="Folder for the report and contracts."),
     ],
     suite: Annotated[
         str | None,
-        typer.Option("--suite", "-s", help="Simulated suite: all, commerce, search, travel."),
+        typer.Option(
+            "--suite",
+            "-s",
+            metavar="NAME",
+            help="Suite to simulate: all, commerce, search or travel.",
+        ),
     ] = None,
-    tasks: Annotated[int, typer.Option("--tasks", "-n", help="Simulated tasks.")] = 300,
-    trials: Annotated[int, typer.Option("--trials", help="Simulated runs per task.")] = 3,
+    tasks: Annotated[
+        int, typer.Option("--tasks", "-n", metavar="N", help="Simulated tasks.")
+    ] = 300,
+    trials: Annotated[
+        int, typer.Option("--trials", metavar="N", help="Simulated runs per task.")
+    ] = 3,
     traces: Annotated[
         list[Path] | None,
-        typer.Option("--traces", help="Trace file to evaluate on instead (repeatable)."),
+        typer.Option("--traces", metavar="FILE", help="Trace file to evaluate on (repeatable)."),
     ] = None,
     spec: Annotated[
         list[Path] | None,
         typer.Option(
             "--spec",
+            metavar="FILE",
             help="Declared source: OpenAPI, function docs, MCP tools/list or JSON Schema "
             "(repeatable; --suite uses the simulator's OpenAPI document).",
         ),
@@ -41,23 +52,32 @@ def evaluate_command(
     task_key: Annotated[
         str | None,
         typer.Option(
-            "--task-key", help="Task ids for --traces: a run field, metadata key or regex:PATTERN."
+            "--task-key",
+            metavar="KEY",
+            help="Task ids for --traces: a run field, metadata key or regex:PATTERN.",
         ),
     ] = None,
     folds: FoldsOption = 5,
     target_fa: Annotated[
-        float, typer.Option("--target-fa", help="Target false-alarm rate of the miner.")
+        float,
+        typer.Option("--target-fa", metavar="RATE", help="Target false-alarm rate of the miner."),
     ] = 0.01,
     min_tasks: Annotated[
-        int, typer.Option("--min-tasks", help="Distinct tasks a mined contract needs.")
+        int, typer.Option("--min-tasks", metavar="N", help="Distinct tasks a mined contract needs.")
     ] = 5,
     eval_share: Annotated[
-        float, typer.Option("--eval-share", help="Share of tasks held out for evaluation.")
+        float,
+        typer.Option(
+            "--eval-share", metavar="SHARE", help="Share of tasks held out for evaluation."
+        ),
     ] = 0.3,
     max_faults: Annotated[
-        int, typer.Option("--max-faults", help="At most this many faulted runs per fault class.")
+        int,
+        typer.Option("--max-faults", metavar="N", help="Faulted runs per fault class, at most."),
     ] = 200,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of simulation, split and faults.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Seed of simulation, split and faults.")
+    ] = 0,
     as_json: JsonOption = False,
 ) -> None:
     """Split tasks, mine, merge, inject every fault class and compare the arms."""
@@ -78,6 +98,14 @@ def evaluate_command(
         render(report)
 
 
+_COMPACT = {  # headers of the summary at 80 columns: what each figure is, in a word or two
+    "false alarms per nominal call [95% CI]": "false alarms\nper call\n[95% CI]",
+    "nominal runs with an alarm": "runs with\nan alarm",
+    "mean detection, covered classes": "mean\ndetection",
+    "selection efficiency (÷ oracle)": "efficiency",
+}
+
+
 def render(report: EvaluationReport) -> None:
     from tracemine.evaluate.report import (
         SUMMARY_HEADER,
@@ -86,19 +114,20 @@ def render(report: EvaluationReport) -> None:
         summary_rows,
     )
 
-    summary = Table(title=f"evaluate: {report.source}", title_justify="left")
-    for name in SUMMARY_HEADER:
-        summary.add_column(name, justify="left" if name == "arm" else "right")
-    for row in summary_rows(report):
-        summary.add_row(*row)
-    console.print(summary)
-    detection = Table(title="detection per fault class", title_justify="left")
-    for name in class_header(report):
-        left = name in ("fault class", "group", "coverage")
-        detection.add_column(name, justify="left" if left else "right")
-    for row in class_rows(report):
-        detection.add_row(*row)
-    console.print(detection)
+    arms = {a.arm for a in report.arms}
+    # the arm and the fault class are what a row is read by: they never wrap
+    summary = [Column(name, _COMPACT.get(name), numeric=name != "arm", split=True)
+               for name in SUMMARY_HEADER]  # fmt: skip
+    table, _ = fit(f"evaluate: {report.source}", summary, summary_rows(report), console.width)
+    console.print(table)
+    optional = {"group": 3, "coverage": 2, "injected": 1}
+    classes = [Column(name, numeric=name in arms or name == "injected", drop=optional.get(name, 0))
+               for name in class_header(report)]  # fmt: skip
+    table, dropped = fit("detection per fault class", classes, class_rows(report), console.width)
+    console.print(table)
+    said = left_out(dropped, console.width)
+    if said:
+        console.print(said, style="dim")
     for arm in report.arms:
         if arm.available and arm.note:
             console.print(f"[yellow]{arm.arm}:[/] {arm.note}")

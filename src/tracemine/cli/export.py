@@ -16,29 +16,46 @@ ORDER = 50
 
 def export_command(
     contracts: Annotated[
-        Path, typer.Option("--contracts", "-c", help="Contract file (candidates or merged).")
+        Path,
+        typer.Option(
+            "--contracts", "-c", metavar="FILE", help="Contract file (candidates or merged)."
+        ),
     ],
-    format: Annotated[str, typer.Option("--format", "-f", help=f"Target: {', '.join(FORMATS)}.")],
+    format: Annotated[
+        str, typer.Option("--format", "-f", metavar="NAME", help=f"Target: {', '.join(FORMATS)}.")
+    ],
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Output file (a directory for jsonschema).")
+        Path,
+        typer.Option("--out", "-o", metavar="PATH", help="Output file; a folder for jsonschema."),
     ],
     review: Annotated[
         Path | None,
-        typer.Option("--review", help="Review file (default: <contracts>.review.yaml if any)."),
+        typer.Option(
+            "--review",
+            metavar="FILE",
+            help="Review file (default: <contracts>.review.yaml if any).",
+        ),
     ] = None,
     include_proposed: Annotated[
-        bool, typer.Option("--include-proposed", help="Export proposed contracts too.")
+        bool, typer.Option("--include-proposed", metavar="", help="Export proposed contracts too.")
     ] = False,
     spec: Annotated[
-        Path | None, typer.Option("--spec", help="Source OpenAPI document (openapi-overlay).")
+        Path | None,
+        typer.Option("--spec", metavar="FILE", help="OpenAPI document (openapi-overlay)."),
     ] = None,
     mapping: Annotated[
         Path | None,
-        typer.Option("--mapping", help="Tool → operation mapping file (openapi-overlay)."),
+        typer.Option(
+            "--mapping",
+            metavar="FILE",
+            help="Tool → operation mapping (YAML/JSON; openapi-overlay only).",
+        ),
     ] = None,
     traces: Annotated[
         list[Path] | None,
-        typer.Option("--traces", help="Recorded trace file to replay (pytest; repeatable)."),
+        typer.Option(
+            "--traces", metavar="FILE", help="Recorded trace file to replay (pytest; repeatable)."
+        ),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:

@@ -17,18 +17,24 @@ ORDER = 82
 
 
 def import_suite_command(
-    suite: Annotated[str, typer.Argument(help=f"The suite: {' or '.join(SUITES)}.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the files into.")],
+    suite: Annotated[
+        str, typer.Argument(metavar="SUITE", help=f"The suite: {' or '.join(SUITES)}.")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="DIR", help="Folder to write the files into.")
+    ],
     limit: Annotated[
         int | None,
-        typer.Option("--limit", "-n", help="At most this many tasks from each task suite."),
+        typer.Option(
+            "--limit", "-n", metavar="N", help="At most this many tasks from each task suite."
+        ),
     ] = None,
     gzip: Annotated[
-        bool, typer.Option("--gzip", help="Compress the trace file (.jsonl.gz).")
+        bool, typer.Option("--gzip", metavar="", help="Compress the trace file (.jsonl.gz).")
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    r"""Replay a benchmark suite's ground-truth tool calls and write flat JSONL traces.
+    r"""Replay a benchmark suite's ground-truth tool calls into flat JSONL traces.
 
     [bold]agentdojo[/]: every user task of AgentDojo's suites; needs
     `pip install 'tracemine\[agentdojo]'`.

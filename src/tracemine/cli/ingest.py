@@ -20,6 +20,7 @@ from tracemine.cli._common import (
     DbOption,
     JsonOption,
     ReaderOption,
+    TaskKeyOption,
     console,
     err_console,
     print_json,
@@ -33,19 +34,14 @@ _BAR_MIN_BYTES = 8 << 20
 
 def ingest_command(
     paths: Annotated[
-        list[Path], typer.Argument(help="Trace files or folders (.jsonl, .json, .gz).")
+        list[Path],
+        typer.Argument(metavar="PATH...", help="Trace files or folders (.jsonl, .json, .gz)."),
     ],
     db: DbOption = Path("traces.duckdb"),
     format: ReaderOption = None,
-    task_key: Annotated[
-        str | None,
-        typer.Option(
-            "--task-key",
-            help="Where task ids come from: a field, a metadata key, or regex:PATTERN on run ids.",
-        ),
-    ] = None,
+    task_key: TaskKeyOption = None,
     replace: Annotated[
-        bool, typer.Option("--replace", help="Re-read files already ingested.")
+        bool, typer.Option("--replace", metavar="", help="Re-read files already ingested.")
     ] = False,
     as_json: JsonOption = False,
 ) -> None:

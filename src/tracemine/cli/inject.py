@@ -24,31 +24,42 @@ ORDER = 81
 
 def inject_command(
     source: Annotated[
-        Path | None, typer.Option("--in", "-i", help="Trace file to read (any ingest format).")
+        Path | None,
+        typer.Option("--in", "-i", metavar="FILE", help="Trace file to read (any ingest format)."),
     ] = None,
     output: Annotated[
         Path | None,
         typer.Option(
-            "--out", "-o", help="Trace file to write; the ground truth goes to <out>.faults.jsonl."
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="Trace file to write (and <out>.faults.jsonl, the ground truth).",
         ),
     ] = None,
     classes: Annotated[
         str,
         typer.Option(
-            "--classes", "-c", help="Fault classes or groups, comma-separated, or all (see --list)."
+            "--classes",
+            "-c",
+            metavar="NAMES",
+            help="Fault classes or groups, comma-separated, or all (see --list).",
         ),
     ] = "all",
     rate: Annotated[
-        float, typer.Option("--rate", help="Share of runs given one fault (0–1).")
+        float, typer.Option("--rate", metavar="SHARE", help="Share of runs given one fault (0–1).")
     ] = 0.2,
-    seed: Annotated[int, typer.Option("--seed", help="Seed; the same seed injects alike.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Seed; the same seed injects alike.")
+    ] = 0,
     format: ReaderOption = None,
     out_format: Annotated[
         str | None,
-        typer.Option("--out-format", help="Format to write (default: the input's format)."),
+        typer.Option(
+            "--out-format", metavar="NAME", help="Format to write (default: the input's format)."
+        ),
     ] = None,
     list_classes: Annotated[
-        bool, typer.Option("--list", help="List the fault classes and exit.")
+        bool, typer.Option("--list", metavar="", help="List the fault classes and exit.")
     ] = False,
     as_json: JsonOption = False,
 ) -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from tracemine.cli._common import JsonOption, console, err_console, print_json, run
+from tracemine.cli._fit import Column, fit
 from tracemine.openapi import MergeReport, merge_files
 
 ORDER = 30
@@ -19,23 +19,31 @@ def merge_command(
         list[Path],
         typer.Option(
             "--spec",
+            metavar="FILE",
             help="OpenAPI 2/3.0/3.1, MCP tools/list, function docs or JSON Schema (repeatable).",
         ),
     ],
     candidates: Annotated[
-        Path, typer.Option("--candidates", help="Mined contract file (candidates.json).")
+        Path,
+        typer.Option("--candidates", metavar="FILE", help="Mined contract file (candidates.json)."),
     ] = Path("mined_contracts/candidates.json"),
     mapping: Annotated[
         Path | None,
-        typer.Option("--map", help="Tool → operation mapping (YAML/JSON); default: operationId."),
+        typer.Option(
+            "--map",
+            metavar="FILE",
+            help="Tool → operation mapping (YAML/JSON); default: operationId.",
+        ),
     ] = None,
     db: Annotated[
         Path | None,
-        typer.Option("--db", help="Store to test declared contracts against (from ingest)."),
+        typer.Option(
+            "--db", metavar="FILE", help="Store to test declared contracts against (from ingest)."
+        ),
     ] = None,
-    out: Annotated[Path, typer.Option("--out", help="Where to write the merged contracts.")] = Path(
-        "mined_contracts/merged.json"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", metavar="FILE", help="Where to write the merged contracts.")
+    ] = Path("mined_contracts/merged.json"),
     as_json: JsonOption = False,
 ) -> None:
     """Merge mined candidates with declared constraints and label each contract."""
@@ -54,12 +62,9 @@ def render(report: MergeReport) -> None:
         f"{len(tool_map.tools)} tools mapped to operations; {report.declared} declared or prose "
         f"contracts; {len(report.merged.contracts)} contracts written to {report.out}"
     )
-    table = Table(title="merge labels", title_justify="left")
-    table.add_column("label")
-    table.add_column("contracts", justify="right")
-    for label, count in report.labels.items():
-        table.add_row(label, str(count))
-    console.print(table)
+    rows = [[label, str(count)] for label, count in report.labels.items()]
+    columns = [Column("label"), Column("contracts", numeric=True)]
+    console.print(fit("merge labels", columns, rows, console.width)[0])
     if tool_map.unmapped_tools:
         console.print("tools with no operation: " + ", ".join(tool_map.unmapped_tools))
     if tool_map.unmapped_operations:

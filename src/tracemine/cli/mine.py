@@ -6,9 +6,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
-from tracemine.cli._common import DbOption, FoldsOption, JsonOption, console, print_json, run
+from tracemine.cli._common import (
+    DbOption,
+    FoldsOption,
+    JsonOption,
+    TaskKeyOption,
+    console,
+    print_json,
+    run,
+)
+from tracemine.cli._fit import Column, fit
 
 if TYPE_CHECKING:
     from tracemine.model.contract import ContractFile
@@ -18,59 +26,63 @@ ORDER = 20
 
 def mine_command(
     db: DbOption = Path("traces.duckdb"),
-    out: Annotated[Path, typer.Option("--out", "-o", help="Contract file to write (JSON).")] = Path(
-        "mined_contracts/candidates.json"
-    ),
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", metavar="FILE", show_default=False,
+            help="Contract file to write; default: mined_contracts/candidates.json",
+        ),
+    ] = Path("mined_contracts/candidates.json"),
+    tool: Annotated[
+        list[str] | None,
+        typer.Option("--tool", metavar="NAME", help="Mine only this tool (repeatable)."),
+    ] = None,
+    where: Annotated[
+        list[str] | None,
+        typer.Option("--where", metavar="FIELD=VALUE",
+                     help="Only runs where FIELD=VALUE, e.g. run_outcome=success."),
+    ] = None,
+    task_key: TaskKeyOption = None,
     folds: FoldsOption = 5,
     target_fa: Annotated[
         float,
         typer.Option(
-            "--target-fa",
-            help="Per tool, at most this share of nominal calls may raise an alarm (predicted "
-            "from held-out tasks, pooled by contract family).",
+            "--target-fa", metavar="RATE",
+            help="Per tool, the share of nominal calls that may raise an alarm (predicted "
+            "from held-out tasks).",
         ),
     ] = 0.01,
     min_tasks: Annotated[
-        int, typer.Option("--min-tasks", help="Distinct tasks a contract needs as support.")
+        int, typer.Option("--min-tasks", metavar="N",
+                          help="Tasks a contract needs as support."),
     ] = 5,
-    tool: Annotated[
-        list[str] | None, typer.Option("--tool", help="Mine only this tool (repeatable).")
-    ] = None,
-    where: Annotated[
-        list[str] | None,
-        typer.Option("--where", help="Only runs where FIELD=VALUE, e.g. run_outcome=success."),
-    ] = None,
-    task_key: Annotated[
-        str | None,
-        typer.Option(
-            "--task-key",
-            help="Where task ids come from when runs have none: a run field, a metadata key "
-            "or regex:PATTERN over run ids.",
-        ),
-    ] = None,
     no_crossfit: Annotated[
         bool,
-        typer.Option("--no-crossfit", help="Mine on all tasks without held-out checks."),
+        typer.Option("--no-crossfit", metavar="",
+                     help="Mine on all tasks, nothing held out."),
     ] = False,
     run_level: Annotated[
         bool,
         typer.Option(
-            "--run-level/--no-run-level",
-            help="Also mine run-level contracts: prior calls, provenance, call caps, tool sets.",
+            "--run-level", metavar="",
+            help="Also mine run-level contracts: prior calls, provenance, caps, tool sets.",
         ),
     ] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the task-to-fold split.")] = 0,
     all_eligible: Annotated[
         bool,
         typer.Option(
-            "--all-eligible",
-            help="Keep every candidate that cross-fitting found eligible, without spending "
-            "the --target-fa budget (for review; the file's predicted rates say what it costs).",
+            "--all-eligible", metavar="",
+            help="Keep every eligible candidate, without spending the --target-fa budget "
+            "(for review; the file says what each costs).",
         ),
     ] = False,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N",
+                          help="Seed of the task-to-fold split.")
+    ] = 0,
     as_json: JsonOption = False,
-) -> None:
-    """Mine outcome contracts from nominal calls; keep those that hold on held-out tasks."""
+) -> None:  # fmt: skip
+    """Mine contracts from nominal calls; keep those that hold on held-out tasks."""
     from tracemine.mine import mine  # heavy (scikit-learn, scipy): only when mining
 
     out.parent.mkdir(parents=True, exist_ok=True)  # a bad --out is said before the mining
@@ -89,20 +101,24 @@ def mine_command(
 def render(result: ContractFile, out: Path) -> None:
     summary = result.provenance.get("summary", {})
     tools = result.provenance.get("selection", {}).get("tools", {})
-    table = Table(title=f"mine → {out}", title_justify="left")
-    columns = ("tool", "calls", "tasks", "candidates", "kept", "implied", "conditional",
-               "predicted FA", "est. detection")  # fmt: skip
-    for name in columns:
-        table.add_column(name, justify="left" if name == "tool" else "right")
+    columns = [
+        Column("tool"),
+        *(Column(name, compact, numeric=True) for name, compact in (
+            ("calls", None), ("tasks", None), ("candidates", "cand."), ("kept", None),
+            ("implied", "impl."), ("conditional", "cond."), ("predicted FA", "pred.\nFA"),
+            ("est. detection", "est.\ndet."))),
+    ]  # fmt: skip
+    rows = []
     for tool, counts in summary.items():
         mine_ = [c for c in result.contracts if c.tool == tool]
         implied = sum(1 for c in mine_ if c.implied_by)
         conditional = sum(1 for c in mine_ if c.when is not None)
         line = tools.get(tool, {})
-        table.add_row(tool, str(line.get("calls", "")), str(line.get("tasks", "")),
-                      str(counts["candidates"]), str(counts["kept"]), str(implied),
-                      str(conditional), _share(line.get("predicted_fa")),
-                      _share(line.get("predicted_detection")))  # fmt: skip
+        rows.append([tool, str(line.get("calls", "")), str(line.get("tasks", "")),
+                     str(counts["candidates"]), str(counts["kept"]), str(implied),
+                     str(conditional), _share(line.get("predicted_fa")),
+                     _share(line.get("predicted_detection"))])  # fmt: skip
+    table, _ = fit(f"mine → {out}", columns, rows, console.width)
     console.print(table)
     profile = result.provenance.get("profile", {})
     params = result.provenance.get("params", {})

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from tracemine.cli._common import JsonOption, console, print_json, run
+from tracemine.cli._fit import Column, fit, left_out
 from tracemine.errors import InputError
 from tracemine.model.contract import Contract, ContractFile
 from tracemine.review import (
@@ -28,33 +28,48 @@ review_app = typer.Typer(
 )
 
 ContractsOption = Annotated[
-    Path, typer.Option("--contracts", "-c", help="Contract file to review.")
+    Path, typer.Option("--contracts", "-c", metavar="FILE", help="Contract file to review.")
 ]
 ReviewOption = Annotated[
     Path | None,
-    typer.Option("--review", help="Review file (default: <contracts>.review.yaml beside it)."),
+    typer.Option(
+        "--review", metavar="FILE", help="Review file (default: <contracts>.review.yaml beside it)."
+    ),
 ]
 ToolFilter = Annotated[
-    list[str] | None, typer.Option("--tool", help="Only this tool (repeatable).")
+    list[str] | None, typer.Option("--tool", metavar="NAME", help="Only this tool (repeatable).")
 ]
 KindFilter = Annotated[
-    list[str] | None, typer.Option("--kind", help="Only this kind (repeatable).")
+    list[str] | None, typer.Option("--kind", metavar="KIND", help="Only this kind (repeatable).")
 ]
 SourceFilter = Annotated[
-    list[str] | None, typer.Option("--source", help="mined, declared, prose or manual.")
+    list[str] | None,
+    typer.Option("--source", metavar="SOURCE", help="mined, declared, prose or manual."),
 ]
 LabelFilter = Annotated[
-    list[str] | None, typer.Option("--label", help="Merge label, or 'none' (repeatable).")
+    list[str] | None,
+    typer.Option("--label", metavar="LABEL", help="Merge label, or 'none' (repeatable)."),
 ]
 StatusFilter = Annotated[
-    list[str] | None, typer.Option("--status", help="proposed, accepted, rejected or muted.")
+    list[str] | None,
+    typer.Option("--status", metavar="STATUS", help="proposed, accepted, rejected or muted."),
 ]
 StaleFilter = Annotated[
-    bool, typer.Option("--stale", help="Only decisions whose evidence changed since.")
+    bool, typer.Option("--stale", metavar="", help="Only decisions whose evidence changed since.")
 ]
-ReasonOption = Annotated[str, typer.Option("--reason", help="Why (needed to reject or mute).")]
+ReasonOption = Annotated[
+    str, typer.Option("--reason", metavar="TEXT", help="Why (needed to reject or mute).")
+]
 ReviewerOption = Annotated[
-    str | None, typer.Option("--reviewer", help="Who (default: $TRACEMINE_REVIEWER or login).")
+    str | None,
+    typer.Option("--reviewer", metavar="NAME", help="Who (default: $TRACEMINE_REVIEWER or login)."),
+]
+LimitOption = Annotated[
+    int, typer.Option("--limit", metavar="N", help="Show at most this many rows.")
+]
+IdArgument = Annotated[str, typer.Argument(metavar="ID", help="Contract id (or a unique prefix).")]
+IdsArgument = Annotated[
+    list[str] | None, typer.Argument(metavar="ID...", help="Contract ids or prefixes.")
 ]
 DEFAULT_CONTRACTS = Path("mined_contracts/candidates.json")
 
@@ -67,7 +82,7 @@ def list_command(
     contracts: ContractsOption = DEFAULT_CONTRACTS, review: ReviewOption = None,
     tool: ToolFilter = None, kind: KindFilter = None, source: SourceFilter = None,
     label: LabelFilter = None, status: StatusFilter = None, stale: StaleFilter = False,
-    limit: Annotated[int, typer.Option("--limit", help="Show at most this many rows.")] = 200,
+    limit: LimitOption = 200,
     as_json: JsonOption = False,
 ) -> None:  # fmt: skip
     """List contracts with their status, support and held-out violations."""
@@ -77,33 +92,48 @@ def list_command(
     if as_json:
         print_json(json.dumps([c.model_dump(mode="json") for c in found], indent=2))
         return
-    table = Table(
-        title=f"{len(found)} of {len(reviewed.contracts)} contracts", title_justify="left"
-    )
-    for name in ("id", "tool", "kind", "contract", "sources", "label", "status", "tasks", "viol."):
-        table.add_column(
-            name, overflow="fold", no_wrap=name in ("id", "tool", "kind", "status"),
-            justify="right" if name in ("tasks", "viol.") else "left",
-        )  # fmt: skip
+    one_tool = tool[0] if tool and len(tool) == 1 else None
+    statuses = {c.status.value + (" (stale)" if is_stale(c) else "") for c in found[:limit]}
+    columns = [
+        Column("id"),
+        *([] if one_tool else [Column("tool")]),
+        Column("kind", drop=2),
+        Column("contract", text=True),
+        Column("sources", drop=4),
+        Column("label", drop=3),
+        # one status for every row is said in the title, so a narrow terminal can drop it
+        Column("status", drop=1 if len(statuses) == 1 else 0),
+        Column("tasks", numeric=True),
+        Column("viol.", numeric=True),
+    ]
+    rows = []
     for c in found[:limit]:
         e = c.evidence
-        table.add_row(
-            c.id, c.tool, c.kind.value, c.description or ", ".join(c.paths),
-            "+".join(c.sources), c.label.value if c.label else "",
+        rows.append([
+            c.id, *([] if one_tool else [c.tool]), c.kind.value,
+            c.description or ", ".join(c.paths), "+".join(c.sources),
+            c.label.value if c.label else "",
             c.status.value + (" (stale)" if is_stale(c) else ""),
             str(e.tasks) if e else "", str(e.heldout_violations) if e else "",
-        )  # fmt: skip
+        ])  # fmt: skip
+    of = f" of {one_tool}" if one_tool else ""
+    all_ = f", all {next(iter(statuses))}" if len(statuses) == 1 else ""
+    title = f"{len(found)} of {len(reviewed.contracts)} contracts{of}{all_}"
+    table, dropped = fit(title, columns, rows, console.width)
     console.print(table)
     if len(found) > limit:
         console.print(f"… {len(found) - limit} more; narrow with filters or raise --limit")
+    said = left_out(dropped, console.width)
+    if said:
+        console.print(said, style="dim")
 
 
 def show_command(
-    contract_id: Annotated[str, typer.Argument(help="Contract id (or a unique prefix).")],
+    contract_id: IdArgument,
     contracts: ContractsOption = DEFAULT_CONTRACTS, review: ReviewOption = None,
     as_json: JsonOption = False,
 ) -> None:  # fmt: skip
-    """Show one contract: scope, parameters, evidence, counterexamples and decision."""
+    """Show one contract: parameters, evidence, counterexamples, decision."""
     reviewed, _, _ = run(load_reviewed, contracts, review)
     (c,) = run(find_contracts, reviewed, [contract_id])
     if as_json:
@@ -138,7 +168,7 @@ def show_command(
 
 def _decider(status: str) -> Any:
     def command(
-        ids: Annotated[list[str] | None, typer.Argument(help="Contract ids or prefixes.")] = None,
+        ids: IdsArgument = None,
         contracts: ContractsOption = DEFAULT_CONTRACTS, review: ReviewOption = None,
         reason: ReasonOption = "",
         reviewer: ReviewerOption = None,
@@ -156,7 +186,7 @@ def _decider(status: str) -> Any:
         else:
             console.print(f"{status} {len(decided)} contracts → {path}")
 
-    command.__doc__ = f"Mark contracts {status} (by id, or every contract matching the filters)."
+    command.__doc__ = f"Mark contracts {status}: by id, or all that match the filters."
     return command
 
 

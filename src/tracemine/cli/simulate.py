@@ -15,29 +15,37 @@ ORDER = 80
 
 
 def simulate_command(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the files into.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="DIR", help="Folder to write the files into.")
+    ],
     suite: Annotated[
-        str, typer.Option("--suite", "-s", help=f"Tool suite: {', '.join(SUITES)}.")
+        str, typer.Option("--suite", "-s", metavar="NAME", help=f"Tool suite: {', '.join(SUITES)}.")
     ] = "all",
     tasks: Annotated[
-        int, typer.Option("--tasks", "-n", help="Number of tasks (dealt to the domains in turn).")
+        int,
+        typer.Option(
+            "--tasks", "-n", metavar="N", help="Number of tasks (dealt to the domains in turn)."
+        ),
     ] = 30,
     seed: Annotated[
-        int, typer.Option("--seed", help="Seed; the same seed writes the same bytes.")
+        int, typer.Option("--seed", metavar="N", help="Seed; the same seed writes the same bytes.")
     ] = 0,
-    trials: Annotated[int, typer.Option("--trials", help="Runs per task.")] = 3,
+    trials: Annotated[int, typer.Option("--trials", metavar="N", help="Runs per task.")] = 3,
     format: Annotated[
         str,
         typer.Option(
-            "--format", "-f", help=f"Trace formats, comma-separated: {', '.join(FORMATS)}, or all."
+            "--format",
+            "-f",
+            metavar="NAMES",
+            help=f"Trace formats, comma-separated: {', '.join(FORMATS)}, or all.",
         ),
     ] = "openai_chat,otlp",
     gzip: Annotated[
-        bool, typer.Option("--gzip", help="Compress the trace files (.jsonl.gz).")
+        bool, typer.Option("--gzip", metavar="", help="Compress the trace files (.jsonl.gz).")
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Write seeded synthetic tool-call traces (with task ids) and the OpenAPI document."""
+    """Write seeded synthetic traces (with task ids) and their OpenAPI document."""
     names = (
         tuple(FORMATS)
         if format.strip() == "all"

@@ -16,9 +16,12 @@ ORDER = 40
 
 
 def validate_contracts_command(
-    path: Annotated[Path | None, typer.Argument(help="Contract file (JSON) to check.")] = None,
+    path: Annotated[
+        Path | None, typer.Argument(metavar="FILE", help="Contract file (JSON) to check.")
+    ] = None,
     schema: Annotated[
-        bool, typer.Option("--schema", help="Print the JSON Schema of the format instead.")
+        bool,
+        typer.Option("--schema", metavar="", help="Print the JSON Schema of the format instead."),
     ] = False,
     as_json: JsonOption = False,
 ) -> None:

@@ -48,12 +48,17 @@ def native_file(contracts: list[Contract], source: ContractFile) -> tuple[Contra
         for c in kept
     ]  # fmt: skip
     proposed = sum(c.status == ContractStatus.PROPOSED for c in kept)
+    export: dict[str, Any] = {"format": "native", "contracts": len(kept)}
     if proposed:
-        result.notes.append(
-            f"{proposed} proposed contracts exported as proposed: the monitor enforces them "
-            "only with include_proposed=True (tracemine check --include-proposed)"
+        # said in the file too: whoever loads it later did not see the export's output
+        export["monitor"] = (
+            f"{proposed} of {len(kept)} contracts are proposed: the monitor enforces them "
+            "only with include_proposed=True (tracemine check --include-proposed); without "
+            "it they are left out and Monitor.load warns"
         )
-    provenance = {**source.provenance, "export": {"format": "native", "contracts": len(kept)}}
+        result.notes.append(f"{proposed} proposed contracts exported as proposed: "
+                            + export["monitor"].split(": ", 1)[1])  # fmt: skip
+    provenance = {**source.provenance, "export": export}
     out = ContractFile(generated_at=datetime.now(UTC), provenance=provenance, contracts=kept)
     result.exported = len(kept)
     return out, result

@@ -12,6 +12,7 @@ import duckdb
 
 from tracemine.errors import InputError, StoreError
 from tracemine.ingest.store import connect, fetch_one
+from tracemine.ingest.taskkey import RUN_COLUMNS, run_record, suggest
 from tracemine.mine.conditional import Conditional
 from tracemine.mine.context import assign_folds, load_contexts, register_membership
 from tracemine.mine.crossfit import Shared
@@ -94,7 +95,7 @@ def mine(
         raise StoreError(f"{db}: no such database; run `tracemine ingest` first")
     con = connect(db, memory_limit=MINE_MEMORY_LIMIT)
     try:
-        _require_tasks(con, filters, task_key, crossfit)
+        _require_tasks(con, filters, task_key, crossfit, folds)
         info = ensure_profiles(con, filters, task_key)
         task_calls, tool_sizes = _task_calls(con, tools)
         if crossfit and len(task_calls) < folds:
@@ -163,17 +164,22 @@ def mine(
 
 
 def _require_tasks(
-    con: duckdb.DuckDBPyConnection, filters: list, task_key: str | None, crossfit: bool
-) -> None:
+    con: duckdb.DuckDBPyConnection, filters: list, task_key: str | None, crossfit: bool,
+    folds: int,
+) -> None:  # fmt: skip
     where, params = where_sql(filters)
     row = fetch_one(con, f"SELECT count(*), count(task_id) FROM runs r WHERE {where}", params)
     runs, with_task = (int(row[0]), int(row[1])) if row else (0, 0)
     if runs == 0:
         raise InputError("no runs in the store pass --where; nothing to mine")
     if crossfit and with_task == 0 and task_key is None:
+        rows = con.execute(f"SELECT {RUN_COLUMNS} FROM runs r WHERE {where}", params).fetchall()
+        found = suggest([run_record(row) for row in rows], at_least=folds)
+        said = "".join(f"\n  {s}" for s in found) or f" none (no key gives {folds} tasks)"
         raise InputError(
             "no run has a task id, so tasks cannot be held out; give --task-key (a run "
-            "field, metadata key or regex:PATTERN over run ids) or --no-crossfit"
+            "field, metadata key or regex:PATTERN over run ids) or --no-crossfit. "
+            f"What these runs carry would give:{said}"
         )
 
 

@@ -35,7 +35,7 @@ import duckdb
 
 from tracemine.errors import TaskKeyError
 from tracemine.ingest.store import fetch_one
-from tracemine.ingest.taskkey import TaskKey
+from tracemine.ingest.taskkey import RUN_COLUMNS, TaskKey, run_record, suggest
 from tracemine.mine.formats import format_sql, guess_format, shapes_sql
 from tracemine.mine.maps import detect as detect_maps
 from tracemine.mine.maps import values_view_sql
@@ -448,20 +448,14 @@ def _register_task_key(con: duckdb.DuckDBPyConnection, spec: str) -> str:
     import pyarrow as pa
 
     key = TaskKey.parse(spec)
-    rows = con.execute(
-        "SELECT run_id, task_id, task_id_source, session_id, family, trial, run_outcome, "
-        "metadata FROM runs"
-    ).fetchall()
+    rows = con.execute(f"SELECT {RUN_COLUMNS} FROM runs").fetchall()
     run_ids, tasks = [], []
-    for run_id, task_id, source, session, family, trial, outcome, metadata in rows:
-        run = {
-            "run_id": run_id, "task_id": task_id, "task_id_source": source,
-            "session_id": session, "family": family, "trial": trial, "run_outcome": outcome,
-            "metadata": json.loads(metadata) if metadata else {},
-        }  # fmt: skip
-        run_ids.append(run_id)
-        tasks.append(key.task_id(run))
+    for row in rows:
+        run_ids.append(row[0])
+        tasks.append(key.task_id(run_record(row)))
     if rows and not any(tasks):
-        raise TaskKeyError(f"--task-key {spec!r} finds no task id in any run of the store")
+        said = "".join(f"\n  {s}" for s in suggest([run_record(row) for row in rows]))
+        hint = f"; what the runs carry would give:{said}" if said else ""
+        raise TaskKeyError(f"--task-key {spec!r} finds no task id in any run of the store{hint}")
     con.register("_tm_task_map", pa.table({"run_id": run_ids, "task": tasks}))
     return "_tm_task_map"

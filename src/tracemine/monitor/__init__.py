@@ -18,7 +18,7 @@ Hooks for Python tool functions and MCP client sessions are in :mod:`tracemine.m
 from __future__ import annotations
 
 from tracemine.monitor._load import SCHEMA_VERSION, ContractLoadError
-from tracemine.monitor._monitor import Monitor
+from tracemine.monitor._monitor import Monitor, ProposedContractsIgnored
 from tracemine.monitor._receipt import Gap, Receipt, RunVerdict, Unevaluated, Violation
 from tracemine.monitor._replay import CallOutcome, RunReplay, replay
 from tracemine.monitor._run import Run
@@ -29,6 +29,7 @@ __all__ = [
     "ContractLoadError",
     "Gap",
     "Monitor",
+    "ProposedContractsIgnored",
     "Receipt",
     "Run",
     "RunReplay",

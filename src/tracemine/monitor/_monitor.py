@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path as FilePath
 from typing import Any
@@ -18,6 +20,12 @@ from tracemine.monitor._values import NOTHING, json_type, locate, preview, redac
 
 _OK_STATUSES = (None, "ok", "unknown")
 _SLOW = object()
+
+
+class ProposedContractsIgnored(UserWarning):
+    """A contract file holds proposed contracts that the monitor does not enforce, and the
+    caller did not say whether it should: pass ``include_proposed=True`` to enforce them, or
+    ``include_proposed=False`` to say that only accepted contracts are meant."""
 
 
 class _Plan:
@@ -40,6 +48,10 @@ class Monitor:
 
     Only contracts with status ``accepted`` are enforced unless ``include_proposed``;
     a contract ``implied_by`` another enforced one is skipped (it could only repeat it).
+    Proposed contracts left out are counted in ``ignored_proposed`` and said in
+    ``notices``; when ``include_proposed`` is not given, they are also said once as a
+    :class:`ProposedContractsIgnored` warning, since a file of proposed contracts only
+    would otherwise check nothing without a word.
     On load each contract becomes a closure, and each tool's contracts one generated
     function that runs them inline; the closures explain what the generated code found.
 
@@ -48,9 +60,21 @@ class Monitor:
     >>> receipt.ok, receipt.coverage, receipt.note()  # doctest: +SKIP
     """
 
-    def __init__(self, specs: Iterable[Spec], *, include_proposed: bool = False) -> None:
+    def __init__(
+        self, specs: Iterable[Spec], *, include_proposed: bool | None = None, origin: str = ""
+    ) -> None:
+        specs = list(specs)
         statuses = ("accepted", "proposed") if include_proposed else ("accepted",)
         enforced = [s for s in specs if s.status in statuses]
+        self.ignored_proposed = (
+            0 if include_proposed else sum(s.status == "proposed" for s in specs)
+        )
+        self.notices: tuple[str, ...] = ()
+        if self.ignored_proposed:
+            self.notices = (_proposed_notice(self.ignored_proposed, len(specs), origin),)
+            if include_proposed is None:
+                warnings.warn(self.notices[0], ProposedContractsIgnored,
+                              stacklevel=_caller_level())  # fmt: skip
         ids = {s.id for s in enforced}
         self.contracts = [s for s in enforced if not (s.implied_by and s.implied_by in ids)]
         self._by_id = {s.id: s for s in self.contracts}
@@ -88,13 +112,17 @@ class Monitor:
             plan.calls.append((compiled.test, compiled.when, compiled.needs_result, compiled))
 
     @classmethod
-    def load(cls, path: str | FilePath, *, include_proposed: bool = False) -> Monitor:
+    def load(cls, path: str | FilePath, *, include_proposed: bool | None = None) -> Monitor:
         """Read and compile a contract file; :class:`ContractLoadError` names what is wrong
-        (unknown ``schema_version``, a malformed contract, an unsafe pattern)."""
-        return cls(_read(path), include_proposed=include_proposed)
+        (unknown ``schema_version``, a malformed contract, an unsafe pattern).
+
+        ``include_proposed``: enforce proposed contracts as well as accepted ones. Left
+        unset, proposed contracts are not enforced and a :class:`ProposedContractsIgnored`
+        warning says how many were left out."""
+        return cls(_read(path), include_proposed=include_proposed, origin=str(path))
 
     @classmethod
-    def from_dict(cls, data: Any, *, include_proposed: bool = False) -> Monitor:
+    def from_dict(cls, data: Any, *, include_proposed: bool | None = None) -> Monitor:
         """Like :meth:`load`, from an already parsed document."""
         return cls(parse_document(data), include_proposed=include_proposed)
 
@@ -210,6 +238,24 @@ class Monitor:
         from tracemine.monitor.hooks import guard
 
         return guard(self, tool, **options)
+
+
+def _proposed_notice(ignored: int, total: int, origin: str) -> str:
+    where = f"{origin}: " if origin else ""
+    return (
+        f"{where}{ignored} of {total} contracts are proposed and not enforced (the monitor "
+        "enforces accepted contracts); to enforce them pass include_proposed=True "
+        "(tracemine check --include-proposed), or accept them with tracemine review accept"
+    )
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside the monitor, so that a warning points
+    at the caller's line whichever constructor it came through."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("tracemine.monitor"):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
 
 
 def _str(value: Any) -> str | None:

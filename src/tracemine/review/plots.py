@@ -1,5 +1,6 @@
-"""Charts for reviewing contracts (altair, so they render in Jupyter). Points are
-aggregated first: a file of tens of thousands of contracts stays a small chart."""
+"""Charts for reviewing contracts (altair, so they render in Jupyter; the review notebook
+draws them as SVG with ``alt.renderers.enable("svg")``, so they show without a network).
+Points are aggregated first: a file of tens of thousands of contracts stays a small chart."""
 
 from __future__ import annotations
 

@@ -1,0 +1,135 @@
+"""The command line as a person sees it in a terminal of 80 and of 120 columns: help that
+reads at 80, and tables whose text columns get the width."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+
+from screen import screen
+from tracemine.cli import app
+
+
+def _paths(command: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = [prefix]
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        found += _paths(sub, (*prefix, name))
+    return found
+
+
+COMMANDS = _paths(typer.main.get_command(app))
+HELP_COLUMN = 42  # at 80 columns the help column keeps 36 characters or more
+
+
+def _lone_words(text: str) -> list[str]:
+    """Lines holding one short word: what a squeezed help column wraps a sentence into.
+    A long word alone (a default path) and typer's ``[required]`` are no sign of it."""
+    lone = []
+    for line in text.splitlines():
+        words = line.strip("│ ").split()
+        if len(words) == 1 and len(words[0]) < 20 and words[0] != "[required]":
+            lone.append(line)
+    return lone
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "tracemine")
+def test_help_reads_at_80_columns(command: tuple[str, ...]) -> None:
+    shown = screen(*command, "--help", columns=80)
+    lines = shown.splitlines()
+    assert "Usage:" in shown and all(len(line) <= 80 for line in lines)
+    assert not _lone_words(shown), "\n" + shown
+    # a continuation line of an option's help starts where the help column does
+    late = [line for line in lines
+            if line.startswith("│") and re.match(r"│\s+\S", line)
+            and len(line) - len(line[1:].lstrip()) > HELP_COLUMN]  # fmt: skip
+    assert not late, "\n" + shown
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder after simulate, ingest, mine and merge, as the README's tour leaves it."""
+    folder = tmp_path_factory.mktemp("screens")
+    for args in (
+        ["simulate", "--out", "sim", "--suite", "all", "--tasks", "40", "--format", "otlp"],
+        ["ingest", "sim/all.otlp.jsonl", "--db", "t.duckdb"],
+        ["mine", "--db", "t.duckdb", "--out", "candidates.json", "--target-fa", "0.05"],
+        ["merge", "--candidates", "candidates.json", "--spec", "sim/commerce.openapi.yaml",
+         "--db", "t.duckdb", "--out", "merged.json"],
+    ):  # fmt: skip
+        _tracemine(*args, cwd=folder)
+    return folder
+
+
+def _tracemine(*args: str, cwd: Path) -> str:
+    done = subprocess.run([sys.executable, "-m", "tracemine", *args], cwd=cwd,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _table_lines(shown: str, header: str) -> list[str]:
+    """The header line and the rows under it, up to the first line that is no row."""
+    lines = shown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:1] == [header])
+    return lines[start:]
+
+
+def _whole(names: set[str], shown: str) -> set[str]:
+    """The names that do not stand whole at the start of a line."""
+    starts = {line.split()[0] for line in shown.splitlines() if line.split()}
+    return names - starts
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_review_list_gives_the_contract_text_the_width(demo: Path, columns: int) -> None:
+    args = ["review", "list", "-c", "merged.json", "--tool", "get_order", "--limit", "15"]
+    listed = json.loads(_tracemine(*args, "--json", cwd=demo))[:15]
+    shown = screen(*args, columns=columns, cwd=demo)
+    header = _table_lines(shown, "id")[0].split()
+    assert "tool" not in header and "contract" in header  # the tool is in the title
+    assert "of get_order" in shown.splitlines()[0]
+    rows = "\n".join(_table_lines(shown, "id"))
+    cut = [c["description"] for c in listed if len(c["description"]) <= 36
+           and c["description"] not in rows]  # fmt: skip
+    assert not cut, f"contract text wrapped at {columns} columns:\n{shown}"
+    if columns == 120:
+        assert {"kind", "label", "sources"} <= set(header)
+    else:
+        assert "left out at 80 columns" in shown
+    everything = screen("review", "list", "-c", "merged.json", "--limit", "15", columns=columns,
+                        cwd=demo)  # fmt: skip
+    assert "tool" in _table_lines(everything, "id")[0].split()
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_mine_and_merge_summaries_fit(demo: Path, columns: int) -> None:
+    mined = screen("mine", "--db", "t.duckdb", "--out", "again.json", "--target-fa", "0.05",
+                   columns=columns, cwd=demo)  # fmt: skip
+    tools = {c["tool"] for c in json.loads((demo / "candidates.json").read_text())["contracts"]}
+    assert "…" not in mined and not _whole(tools, "\n".join(_table_lines(mined, "tool")))
+    assert "kept" in _table_lines(mined, "tool")[0].split()
+    merged = screen("merge", "--candidates", "candidates.json", "--spec",
+                    "sim/commerce.openapi.yaml", "--out", "merged2.json", columns=columns,
+                    cwd=demo)  # fmt: skip
+    assert "…" not in merged and not _whole({"declared+observed", "observed-only"}, merged)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("columns", [80, 120])
+def test_evaluate_summary_fits(tmp_path: Path, columns: int) -> None:
+    shown = screen("evaluate", "--suite", "commerce", "--tasks", "30", "--max-faults", "10",
+                   "--out", "report", columns=columns, cwd=tmp_path)  # fmt: skip
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    arms = {a["arm"] for a in report["arms"]}
+    classes = set(report["faults"])
+    assert "…" not in shown
+    assert not _whole(arms, "\n".join(_table_lines(shown, "arm")))
+    assert not _whole(classes, "\n".join(_table_lines(shown, "fault")))
+    assert ("group" in _table_lines(shown, "fault")[0]) == (columns == 120)
