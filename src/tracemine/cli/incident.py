@@ -14,21 +14,21 @@ ORDER = 45
 
 
 def incident_command(
-    trace: Annotated[Path, typer.Argument(help="Trace file holding the failing run.")],
-    run_id: Annotated[str, typer.Option("--run", help="Id of the failing run in TRACE.")],
-    db: DbOption,
-    out: Annotated[
-        Path, typer.Option("--out", help="Folder for the fragment, cassettes and test module.")
+    trace: Annotated[
+        Path, typer.Argument(metavar="TRACE", help="Trace file holding the failing run.")
     ],
+    run_id: Annotated[str, typer.Option("--run", metavar="ID", help="The failing run in TRACE.")],
+    db: DbOption,
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Folder for what is written.")],
     name: Annotated[
-        str | None, typer.Option("--name", help="Name of the incident (default: --out's name).")
+        str | None, typer.Option("--name", metavar="NAME", help="Incident name (default: DIR's).")
     ] = None,
     format: ReaderOption = None,
     control: Annotated[
-        int, typer.Option("--control", help="Known-good runs replayed as the control slice.")
+        int, typer.Option("--control", metavar="N", help="Known-good runs replayed beside it.")
     ] = 5,
     min_tasks: Annotated[
-        int, typer.Option("--min-tasks", help="Known-good tasks a fitted contract needs.")
+        int, typer.Option("--min-tasks", metavar="N", help="Tasks a fitted contract needs.")
     ] = 3,
     as_json: JsonOption = False,
 ) -> None:
