@@ -11,6 +11,7 @@ import pytest
 from tracemine.ingest import ingest
 from tracemine.mine import mine
 from tracemine.mine.maps import id_like
+from tracemine.model.contract import Contract
 
 
 @pytest.mark.parametrize(
@@ -26,7 +27,7 @@ def test_keys_that_are_field_names(key: str) -> None:
     assert not id_like(key)
 
 
-def _mine(tmp_path: Path, results: list[Any]) -> set[str]:
+def _contracts(tmp_path: Path, results: list[Any]) -> list[Contract]:
     lines = [
         {"run_id": f"r{i}", "task_id": f"t{i}", "seq": 0, "tool": "lookup", "call_id": f"c{i}",
          "arguments": {}, "result": result, "status": "ok"}
@@ -35,7 +36,11 @@ def _mine(tmp_path: Path, results: list[Any]) -> set[str]:
     source = tmp_path / "calls.jsonl"
     source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     ingest([source], tmp_path / "store.duckdb")
-    return {c.paths[0] for c in mine(tmp_path / "store.duckdb", budget=False).contracts}
+    return mine(tmp_path / "store.duckdb", budget=False).contracts
+
+
+def _mine(tmp_path: Path, results: list[Any]) -> set[str]:
+    return {c.paths[0] for c in _contracts(tmp_path, results)}
 
 
 def test_an_object_keyed_by_changing_ids_is_a_map(tmp_path: Path) -> None:
@@ -54,3 +59,18 @@ def test_keys_every_record_shares_stay_fields(tmp_path: Path) -> None:
     paths = _mine(tmp_path, results)
     assert {'result.totals["2023"]', 'result.totals["2025"]'} <= paths
     assert not [p for p in paths if "{*}" in p]
+
+
+def test_a_map_contract_keeps_its_id_whatever_records_were_mined(tmp_path: Path) -> None:
+    # two disjoint sets of records: other keys, the same {*} path, so the same ids
+    ids = []
+    for half in (0, 1):
+        results = [
+            {"methods": {f"card_{7919 * i + j}": {"balance": j + 1} for j in range(2)}}
+            for i in range(half * 30, half * 30 + 30)
+        ]
+        folder = tmp_path / str(half)
+        folder.mkdir()
+        found = _contracts(folder, results)
+        ids.append({(c.kind, c.paths[0]): c.id for c in found if "{*}" in c.paths[0]})
+    assert ids[0] and ids[0] == ids[1]

@@ -157,6 +157,17 @@ def show_command(
             f"/{e.folds} folds; held out {e.heldout_calls} calls, {e.heldout_violations} "
             f"violations; false-alarm bound {e.fa_upper}"
         )
+        if e.family is not None:
+            console.print(
+                f"  pooled: family {e.family}, expected false alarms on a new task "
+                f"{e.fa_posterior:.2%}, {e.fa_share:.3%} of the tool's budget"
+                + (f"; est. detection {e.detection:.0%}" if e.detection is not None else "")
+            )
+        if e.unseen_mass is not None:
+            console.print(
+                f"  closed set: a new task brings an unseen value with chance {e.unseen_mass:.1%}"
+                " (Good-Turing: values seen in one task over all task-values)"
+            )
         for x in e.counterexamples:
             console.print(f"    counterexample: run {x.run_id} call {x.call_id}: {x.observed}")
     if c.decision:

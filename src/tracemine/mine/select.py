@@ -199,7 +199,8 @@ def build_evidence(
     share it, so both report support, bounds and posteriors the same way."""
     support = entry.final.evidence if entry.final and entry.final.evidence else Evidence()
     if not settings.crossfit:
-        return Evidence(calls=support.calls, tasks=support.tasks, confidence=CONFIDENCE)
+        return Evidence(calls=support.calls, tasks=support.tasks,
+                        unseen_mass=support.unseen_mass, confidence=CONFIDENCE)  # fmt: skip
     examples: list[Counterexample] = []
     for fold in sorted(entry.heldout):
         for key, shown in entry.heldout[fold].examples:
@@ -212,6 +213,7 @@ def build_evidence(
     evidence = Evidence(
         calls=support.calls,
         tasks=support.tasks,
+        unseen_mass=support.unseen_mass,
         folds=settings.folds,
         folds_proposed=len(entry.proposals),
         heldout_calls=entry.heldout_calls,
@@ -254,6 +256,9 @@ def tail_floor(contract: Contract | None, tasks: int) -> float:
         return 0.0
     if contract.kind in (Kind.LE, Kind.LT) and any(p.startswith("len(") for p in contract.paths):
         return 0.0
+    unseen = contract.evidence.unseen_mass if contract.evidence else None
+    if unseen:  # a literal set: the Good-Turing chance of a new value is a direct estimate
+        return max(TAIL_WEIGHT / (tasks + 2), unseen)
     return TAIL_WEIGHT / (tasks + 2)
 
 

@@ -176,6 +176,12 @@ class Evidence(BaseModel):
         description="estimated mean detection, over its tool's fault classes, of the "
         "library's faults injected into sampled calls, by this contract alone",
     )
+    unseen_mass: float | None = Field(
+        None,
+        description="literal sets: the Good-Turing estimate of the chance that a new task "
+        "shows a value outside the set (values seen in one task over all task-values); a "
+        "set is proposed only when it is small",
+    )
     confidence: float = 0.95
     counterexamples: list[Counterexample] = Field(default_factory=list)
 

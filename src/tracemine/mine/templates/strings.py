@@ -1,8 +1,9 @@
 """Templates over the values themselves: ``one_of`` / ``const`` (literal sets), ``format``
 and ``pattern`` (id shapes).
 
-Literal sets are proposed only for values that are few and recur across tasks, and never
-for values that look personal — those get a ``format`` or ``pattern`` instead.
+Literal sets are proposed only for values that are few and look closed — few of them seen
+in one task only (Good–Turing, :func:`unseen_mass`, kept in the evidence) — and never for
+values that look personal: those get a ``format`` or ``pattern`` instead.
 """
 
 from __future__ import annotations
@@ -22,10 +23,20 @@ from tracemine.model.contract import Contract, Kind
 _ADDRESS_WORDS = frozenset({"address", "street", "line1", "line2", "name", "phone"})
 MAX_ENUM = 12
 """A literal set holds at most this many values."""
-MIN_TASKS_PER_VALUE = 2
-"""Each listed value must have been seen in this many tasks: one task's value is its own."""
 TASKS_PER_VALUE = 3
 """The set is proposed only when the path was seen in this many tasks per listed value."""
+MAX_UNSEEN_MASS = 0.05
+"""A set looks closed when the Good-Turing estimate of the chance that a new task brings
+a value not seen (values seen in exactly one task, over all task-values) is at most this."""
+
+
+def unseen_mass(counts: dict) -> float:
+    """Good-Turing: the share of task-values whose value was seen in one task only — the
+    estimated chance the next task's value is one never seen. ``counts``: value →
+    (calls, tasks)."""
+    seen = sum(tasks for _, tasks in counts.values())
+    once = sum(1 for _, tasks in counts.values() if tasks == 1)
+    return once / seen if seen else 1.0
 
 
 def literals(ctx: MineContext) -> list[Contract]:
@@ -41,18 +52,24 @@ def literals(ctx: MineContext) -> list[Contract]:
         values = sorted(listing.counts, key=lambda v: (str(type(v)), v))
         if len(values) > MAX_ENUM or profile.tasks < TASKS_PER_VALUE * len(values):
             continue
-        if any(listing.counts[v][1] < MIN_TASKS_PER_VALUE for v in values):
-            continue
+        unseen = unseen_mass(listing.counts)
+        if unseen > MAX_UNSEEN_MASS:
+            continue  # open: many values seen once, a new task likely brings another
         tokens = name_tokens(profile.path)
         if any(looks_personal(v, tokens) for v in values):
             continue
         support = {"calls": profile["calls"], "tasks": profile.tasks}
         if len(values) == 1:
-            out.append(candidate(profile.tool, profile.side, Kind.CONST, [profile.path],
-                                 {"value": values[0]}, **support))  # fmt: skip
+            found = candidate(profile.tool, profile.side, Kind.CONST, [profile.path],
+                              {"value": values[0]}, **support)  # fmt: skip
         elif json_type != "boolean" and (json_type == "string" or len(values) <= 5):
-            out.append(candidate(profile.tool, profile.side, Kind.ONE_OF, [profile.path],
-                                 {"values": values}, **support))  # fmt: skip
+            found = candidate(profile.tool, profile.side, Kind.ONE_OF, [profile.path],
+                              {"values": values}, **support)  # fmt: skip
+        else:
+            continue
+        assert found.evidence is not None
+        found.evidence.unseen_mass = round(unseen, 6)
+        out.append(found)
     return out
 
 
