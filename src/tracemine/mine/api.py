@@ -17,7 +17,7 @@ from tracemine.mine.context import assign_folds, load_contexts, register_members
 from tracemine.mine.crossfit import Shared
 from tracemine.mine.crossfit import crossfit as crossfit_tasks
 from tracemine.mine.detect import estimate
-from tracemine.mine.profile import ensure_profiles
+from tracemine.mine.profile import ensure_calls, ensure_profiles
 from tracemine.mine.relations import Relations, find_pairs
 from tracemine.mine.select import Settings, select
 from tracemine.mine.trajectory import mine_runs
@@ -95,7 +95,7 @@ def mine(
     con = connect(db, memory_limit=MINE_MEMORY_LIMIT)
     try:
         _require_tasks(con, filters, task_key, crossfit)
-        info = ensure_profiles(con, filters, task_key)
+        info = ensure_calls(con, filters, task_key)
         task_calls, tool_sizes = _task_calls(con, tools)
         if crossfit and len(task_calls) < folds:
             raise InputError(
@@ -106,7 +106,8 @@ def mine(
             assign_folds(task_calls, folds, seed) if crossfit else dict.fromkeys(task_calls, 0)
         )
         names = register_membership(con, assignment, folds if crossfit else 0)
-        contexts = load_contexts(con, names, FOLD_SUPPORT, info.survey)
+        info = ensure_profiles(con, info, assignment)
+        contexts = load_contexts(con, names, FOLD_SUPPORT, info.survey, assignment, info.per_fold)
         _only(contexts, tools)
         every = contexts["all"]
         survey = info.survey
@@ -129,8 +130,8 @@ def mine(
         if run_level:
             runs_kept, run_summary = mine_runs(con, assignment, settings, FOLD_SUPPORT, tools)
             kept += runs_kept
-        con.unregister("_tm_membership")
-        con.unregister("_tm_folds")
+        for name in ("_tm_membership", "_tm_folds", "_tm_fold_membership"):
+            con.unregister(name)
     finally:
         con.close()
     provenance: dict[str, Any] = {
@@ -142,6 +143,8 @@ def mine(
             "seed": seed, "run_level": run_level, "budget": budget,
         },
         "profile": {"fingerprint": info.fingerprint, "reused": info.reused,
+                    "per": "fold" if info.per_fold else "task",
+                    "profiles_reused": info.profiles_reused,
                     "calls": info.calls, "tasks": info.tasks, "runs": info.runs,
                     "runs_without_task": info.runs_without_task},
         "summary": summary,
