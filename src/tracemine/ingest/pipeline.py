@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import orjson
 from pydantic import BaseModel
 
@@ -153,7 +154,12 @@ def ingest(
                 skipped = FileReport(source_file=path.as_posix(), outcome="skipped", detail=detail)
                 reports.append(skipped)
                 continue
-            reports.append(_ingest_file(con, path, name, key, replace, validate, progress))
+            try:
+                reports.append(_ingest_file(con, path, name, key, replace, validate, progress))
+            except duckdb.OutOfMemoryException:  # the file's rows are removed: say why
+                raise store.out_of_memory(
+                    f"ingesting {path.as_posix()}", "", INGEST_MEMORY_LIMIT
+                ) from None
     finally:
         con.close()
     return IngestReport(db=str(db), files=reports)
