@@ -28,8 +28,8 @@ number of folds reads the values again (one profile build, about what the first 
 cost); one with other thresholds reuses them. :func:`per_fold` chooses: per fold when
 the per-task tables would hold more than ``1 / PROFILE_SHARE`` of the value rows.
 
-Both are built from the same per-task aggregates (:func:`task_profiles_sql`,
-:func:`task_values_sql`), one *part* at a time: whole tasks, taken in call order until
+Both are built by the same statements (:func:`unit_profiles_sql`, :func:`task_values_sql`),
+one *part* at a time: whole tasks, taken in call order until
 about ``PART_CALLS`` calls. Their hash tables then hold one part's calls and tasks, so the
 memory they need follows the part size rather than the store's (a million calls at once
 took gigabytes); every per-task row is complete within its part, and per fold the parts'
@@ -309,29 +309,36 @@ def call_paths_sql(
     """
 
 
-def task_profiles_sql(survey: Survey, part: Part) -> str:
-    """A SELECT of one row per tool, side, path and task of ``part``: the columns of
-    ``tm_profiles`` for that task.
+def unit_profiles_sql(survey: Survey, part: Part, fold: bool) -> str:
+    """A SELECT of one row per tool, side, path and unit of ``part`` — its task, or with
+    ``fold`` its fold (needs ``_tm_folds``) — with the unit's tasks: the columns of
+    ``tm_profiles``.
 
     Values outside arrays (``idx`` NULL) are alone at their path in their call, so their
-    task rows aggregate the values directly; values under arrays are first aggregated per
-    call (:func:`call_paths_sql`). A path's values are all one or all the other, so the two
-    halves never share a row."""
+    rows aggregate the values directly; values under arrays are first aggregated per call
+    (:func:`call_paths_sql`). A path's values are all one or all the other, so the two
+    halves never share a row. Per fold, the rows are grouped by fold at once (a few
+    groups, not one per task), counting the distinct tasks."""
     fmt = format_sql(survey.formats)
     per_call = ", ".join(f"{calls} AS {name}" for name, calls, _ in _PROFILE_COLUMNS)
     per_value = ", ".join(
         f"{values.replace('{fmt}', fmt)} AS {name}" for name, _, values in _PROFILE_COLUMNS
     )
+    calls = part.calls()
+    if fold:
+        calls = f"""(SELECT c.*, CAST(f.fold AS VARCHAR) AS unit FROM {calls} c
+                     JOIN _tm_folds f ON f.task = c.task)"""
+    unit, tasks = ("c.unit", "count(DISTINCT c.task)") if fold else ("c.task", "CAST(1 AS BIGINT)")
     return f"""
-    SELECT c.tool, v.side, v.path, c.task, {per_value}
-    FROM {part.values()} v JOIN {part.calls()} c ON c.call_key = v.call_key
+    SELECT c.tool, v.side, v.path, {unit} AS unit, {tasks} AS tasks, {per_value}
+    FROM {part.values()} v JOIN {calls} c ON c.call_key = v.call_key
     WHERE v.idx IS NULL
-    GROUP BY c.tool, v.side, v.path, c.task
+    GROUP BY c.tool, v.side, v.path, {unit}
     UNION ALL
-    SELECT c.tool, p.side, p.path, c.task, {per_call}
+    SELECT c.tool, p.side, p.path, {unit}, {tasks}, {per_call}
     FROM ({call_paths_sql(survey, part=part, singles=False)}) p
-    JOIN {part.calls()} c ON c.call_key = p.call_key
-    GROUP BY c.tool, p.side, p.path, c.task
+    JOIN {calls} c ON c.call_key = p.call_key
+    GROUP BY c.tool, p.side, p.path, {unit}
     """
 
 
@@ -346,21 +353,10 @@ def merged_columns_sql(table: str = "") -> str:
 
 
 def profiles_sql(survey: Survey, part: Part, fold: bool, into: str, append: bool) -> str:
-    """SQL building the table ``into`` (or, with ``append``, adding to it): one row per
-    tool, side, path and unit of ``part`` — its task, or with ``fold`` its fold (needs
-    ``_tm_folds``), with the unit's tasks counted."""
+    """SQL building the table ``into`` (or, with ``append``, adding to it): the rows of
+    :func:`unit_profiles_sql`."""
     head = f"INSERT INTO {into}" if append else f"CREATE OR REPLACE TABLE {into} AS"
-    inner = task_profiles_sql(survey, part)
-    if not fold:
-        return f"""{head}
-        SELECT tool, side, path, task AS unit, CAST(1 AS BIGINT) AS tasks,
-               {", ".join(PROFILE_COLUMNS)}
-        FROM ({inner})"""
-    return f"""{head}
-    SELECT t.tool, t.side, t.path, CAST(f.fold AS VARCHAR) AS unit, count(*) AS tasks,
-           {merged_columns_sql("t")}
-    FROM ({inner}) t JOIN _tm_folds f ON f.task = t.task
-    GROUP BY t.tool, t.side, t.path, f.fold"""
+    return f"{head} {unit_profiles_sql(survey, part, fold)}"
 
 
 def task_values_sql(survey: Survey, part: Part, cap: int = VALUES_PER_TASK) -> str:
