@@ -53,7 +53,7 @@ from tracemine.ingest.taskkey import TaskKey
 from tracemine.mine.formats import format_sql, guess_format, shapes_sql
 from tracemine.mine.where import Filter, where_sql
 
-PROFILE_VERSION = "5"
+PROFILE_VERSION = "6"
 VALUES_PER_TASK = 32
 """Distinct values (and shapes) kept per tool, path and task; more marks the path open."""
 MAX_LITERAL_CHARS = 64
@@ -463,7 +463,8 @@ def ensure_calls(
     started = time.perf_counter()
     print_ = fingerprint(con, filters, task_key)
     state = _state(con, "state")
-    reused = state.get("fingerprint") == print_
+    # a state written before profiles had a granularity is rebuilt whatever its print
+    reused = state.get("fingerprint") == print_ and "per_fold" in state
     if not reused:
         where, params = where_sql(filters)
         con.execute("BEGIN TRANSACTION")
