@@ -1,13 +1,20 @@
-"""Mining benchmark: generate flat JSONL traces of 100k, 300k and 1M calls, ingest them,
-mine with 5 folds, and print the time at each size, candidates per second, peak RSS and
-the ratio to a baseline scan of the same store (``SELECT tool, path, count(*) FROM
-json_values GROUP BY ALL``).
+"""Mining benchmark: generate flat JSONL traces, ingest them, mine with 5 folds, and print
+per size the time and peak RSS of ingest and of mine (each in its own process), the time
+of a re-mine with the same folds (stored profiles) and with another seed, candidates per
+second and the ratio to a baseline scan of the same store (``SELECT tool, path, count(*)
+FROM json_values GROUP BY ALL``).
 
-    python benchmarks/mine.py                       # 100k, 300k, 1M
+    python benchmarks/mine.py                       # narrow: 100k, 300k, 1M calls
     python benchmarks/mine.py --sizes 100000 300000 # a subset
+    python benchmarks/mine.py --shape wide          # 250k wide calls, 50k tasks, then 1M narrow
 
-Each size runs in its own process, so the peak RSS printed is that size's. Target: 1M calls
-in at most 60 s and 2 GB on 2 cores.
+Shapes: ``narrow``, 37 values a call, 50 calls a task; ``wide``, the simulator's
+``offers`` suite (lists of 5–30 offers of 14 fields, some nested; about 120 values and 5
+calls a task, one run each), ``--sizes`` calls over a fifth as many tasks. With ``--shape
+wide`` the 1M narrow run is printed beside it (``--alone`` leaves it out).
+
+Targets on 2 cores: narrow 1M calls, mine <= 60 s and 2 GB; wide 250k calls over 50k tasks,
+ingest <= 120 s and 1 GB, mine <= 25 s and 1.4 GB.
 """
 
 from __future__ import annotations
@@ -100,84 +107,125 @@ def generate(path: Path, calls: int, seed: int = 0) -> None:
             task += 1
 
 
-def one(size: int, workdir: Path) -> dict:
-    """Generate, ingest and mine one size; return the figures."""
-    import duckdb
+def generate_wide(path: Path, calls: int, seed: int = 0) -> None:
+    """Write about ``calls`` flat JSONL calls of the simulator's ``offers`` suite: one run
+    a task, ``calls // 5`` tasks (the suite makes about five calls a run)."""
+    from tracemine.simulate import WIDE_DOMAINS
+    from tracemine.simulate.formats.flat import write_run
 
+    simulate_task = WIDE_DOMAINS["offers"]
+    with path.open("wb") as out:
+        for task in range(max(calls // 5, 1)):
+            for run in simulate_task(seed, task, 1):
+                out.write(b"".join(orjson.dumps(line) + b"\n" for line in write_run(run)))
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
+
+
+def ingest_phase(trace: Path, db: Path) -> dict:
     from tracemine.ingest import ingest
-    from tracemine.mine import mine
 
-    trace = workdir / f"calls-{size}.jsonl"
-    db = workdir / f"calls-{size}.duckdb"
-    started = time.perf_counter()
-    generate(trace, size)
-    generated = time.perf_counter() - started
     started = time.perf_counter()
     report = ingest([trace], db)
-    ingested = time.perf_counter() - started
+    return {"calls": report.total("calls"), "ingest_s": round(time.perf_counter() - started, 2),
+            "ingest_rss_mb": round(_peak_mb())}  # fmt: skip
+
+
+def mine_phase(db: Path) -> dict:
+    import duckdb
+
+    from tracemine.mine import mine
+
     con = duckdb.connect(str(db), read_only=True)
     started = time.perf_counter()
     con.execute("SELECT tool, path, count(*) FROM calls JOIN json_values USING (call_key) "
                 "GROUP BY ALL").fetchall()  # fmt: skip
     baseline = time.perf_counter() - started
     values = con.execute("SELECT count(*) FROM json_values").fetchall()[0][0]
+    tasks = con.execute("SELECT count(DISTINCT task_id) FROM runs").fetchall()[0][0]
     con.close()
     started = time.perf_counter()
     result = mine(db, folds=5)
     mined = time.perf_counter() - started
+    peak = _peak_mb()
+    started = time.perf_counter()
+    mine(db, folds=5, target_fa=0.02)
+    same = time.perf_counter() - started
     started = time.perf_counter()
     again = mine(db, folds=5, seed=1)
     remined = time.perf_counter() - started
     summary = result.provenance["summary"]
     candidates = sum(s["candidates"] for s in summary.values())
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
     return {
-        "calls": report.total("calls"), "values": values, "generate_s": round(generated, 2),
-        "ingest_s": round(ingested, 2), "baseline_s": round(baseline, 3),
-        "mine_s": round(mined, 2), "remine_s": round(remined, 2),
+        "values": values, "tasks": tasks, "baseline_s": round(baseline, 3),
+        "mine_s": round(mined, 2), "mine_rss_mb": round(peak),
+        "remine_s": round(same, 2), "reseed_s": round(remined, 2),
         "candidates": candidates, "kept": len(result.contracts),
         "kept_again": len(again.contracts),
         "candidates_per_s": round(candidates / mined, 1),
-        "ratio_to_baseline": round(mined / baseline, 1), "peak_rss_mb": round(peak),
+        "ratio_to_baseline": round(mined / baseline, 1),
     }  # fmt: skip
+
+
+def _child(*args: object) -> dict:
+    """Run one phase in its own process, so its peak RSS is its own; say why it failed."""
+    out = subprocess.run([sys.executable, __file__, *map(str, args)],
+                         capture_output=True, text=True)  # fmt: skip
+    if out.returncode != 0:
+        return {"failed": (out.stderr.strip().splitlines() or ["?"])[-1]}
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+HEADER = ("shape", "calls", "tasks", "values", "ingest_s", "ingest_rss_mb", "baseline_s",
+          "mine_s", "mine_rss_mb", "remine_s", "reseed_s", "candidates", "kept",
+          "ratio_to_baseline")  # fmt: skip
+
+
+def run(shape: str, size: int, workdir: Path) -> None:
+    """Generate (unless the file is there), ingest and mine one size; print its row."""
+    trace = workdir / f"{shape}-{size}.jsonl"
+    db = workdir / f"{shape}-{size}.duckdb"
+    if not trace.exists():
+        (generate_wide if shape == "wide" else generate)(trace, size)
+    db.unlink(missing_ok=True)
+    figures: dict = {"shape": shape}
+    figures.update(_child("--phase", "ingest", trace, db))
+    if "failed" not in figures:
+        figures.update(_child("--phase", "mine", trace, db))
+    if "failed" in figures:
+        print(f"{shape:>9} {size:>9} failed: {figures['failed']}", flush=True)
+        return
+    print(" ".join(f"{figures.get(h, ''):>{len(h) + 2}}" for h in HEADER), flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 300_000, 1_000_000])
-    parser.add_argument("--workdir", type=Path, default=None)
-    parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--shape", choices=("narrow", "wide"), default="narrow")
+    parser.add_argument("--sizes", type=int, nargs="+", default=None)
+    parser.add_argument("--alone", action="store_true", help="wide: no 1M narrow run beside")
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="keep the generated files here (and reuse them)")  # fmt: skip
+    parser.add_argument("--phase", choices=("ingest", "mine"), help=argparse.SUPPRESS)
+    parser.add_argument("paths", nargs="*", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.one is not None:
-        print(json.dumps(one(args.one, args.workdir)))
+    if args.phase == "ingest":
+        print(json.dumps(ingest_phase(*args.paths)))
         return
+    if args.phase == "mine":
+        print(json.dumps(mine_phase(args.paths[1])))
+        return
+    wide = args.shape == "wide"
+    sizes = args.sizes or ([250_000] if wide else [100_000, 300_000, 1_000_000])
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        header = (
-            "calls",
-            "values",
-            "ingest_s",
-            "baseline_s",
-            "mine_s",
-            "remine_s",
-            "candidates",
-            "kept",
-            "candidates_per_s",
-            "ratio_to_baseline",
-            "peak_rss_mb",
-        )
-        print(" ".join(f"{h:>17}" for h in header), flush=True)
-        for size in args.sizes:
-            out = subprocess.run(
-                [sys.executable, __file__, "--one", str(size), "--workdir", str(workdir)],
-                capture_output=True, text=True,
-            )  # fmt: skip
-            if out.returncode != 0:  # say why a size failed (out of memory, …) and go on
-                print(f"{size:>17} failed: {out.stderr.strip().splitlines()[-1:]}", flush=True)
-                continue
-            figures = json.loads(out.stdout.strip().splitlines()[-1])
-            print(" ".join(f"{figures[h]:>17}" for h in header), flush=True)
+        print(" ".join(f"{h:>{len(h) + 2}}" for h in HEADER), flush=True)
+        for size in sizes:
+            run(args.shape, size, workdir)
+        if wide and not args.alone:
+            run("narrow", 1_000_000, workdir)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ _EXPORTS = {
     "UnknownFormatError": "tracemine.errors",
     "TaskKeyError": "tracemine.errors",
     "StoreError": "tracemine.errors",
+    "MemoryLimitError": "tracemine.errors",
     "ContractFileError": "tracemine.errors",
     # model
     "CallRecord": "tracemine.model.trace",

@@ -5,6 +5,7 @@
     │   ├── UnknownFormatError    no reader recognises the file / --format names none
     │   └── TaskKeyError          --task-key is malformed
     ├── StoreError            the DuckDB file is not a tracemine store or is of another version
+    ├── MemoryLimitError      a step needs more memory than TRACEMINE_DUCKDB_MEMORY allows
     └── ContractFileError     a contract file is invalid or of an unknown version
 
 The CLI maps every TracemineError to a one-line message and exit code 2.
@@ -31,6 +32,11 @@ class TaskKeyError(InputError):
 
 class StoreError(TracemineError):
     """The database is not a tracemine store, or is of another schema version."""
+
+
+class MemoryLimitError(TracemineError):
+    """A step needs more memory than the DuckDB cap (``TRACEMINE_DUCKDB_MEMORY``) allows;
+    the message says which step and what to set the cap to."""
 
 
 class ContractFileError(TracemineError):

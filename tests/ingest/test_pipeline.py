@@ -298,6 +298,31 @@ def test_values_flattened_beside_the_reader_match_a_single_pass(
     assert _table(tmp_path / "many.duckdb", capped) == flagged
 
 
+def test_wide_results_are_written_and_flattened_by_bytes(tmp_path: Path, monkeypatch) -> None:
+    # results of a few kilobytes: batches and flattened ranges end at the byte caps,
+    # long before the call caps, and store what one pass stores
+    offers = [{"offer_id": f"OF-{k}", "price": {"amount_cents": k}, "tags": ["a", "b"]}
+              for k in range(40)]  # fmt: skip
+    lines = [dict(x, result={"offers": offers[: 5 + i % 30]}) for i, x in
+             enumerate(_calls(120, task="t"))]  # fmt: skip
+    src = _write(tmp_path / "wide.jsonl", lines)
+    sql = "SELECT call_key, side, path, jtype, num, str, len, idx FROM json_values ORDER BY ALL"
+    ingest([src], tmp_path / "one.duckdb")
+    batches, ranges = [], []
+    append, submit = store.append, pipeline._Flattener.submit
+    monkeypatch.setattr(pipeline, "BATCH_BYTES", 20_000)
+    monkeypatch.setattr(pipeline, "FLATTEN_BYTES", 30_000)
+    monkeypatch.setattr(store, "append", lambda con, table, columns: (
+        batches.append(len(columns["call_key"])) if table == "calls" else None,
+        append(con, table, columns)))  # fmt: skip
+    monkeypatch.setattr(pipeline._Flattener, "submit", lambda self, first, last: (
+        ranges.append(last - first + 1), submit(self, first, last)))  # fmt: skip
+    ingest([src], tmp_path / "bytes.duckdb")
+    assert sum(batches) == 120 and len(batches) > 3 and max(batches) < 40
+    assert len(ranges) > 2 and max(ranges) < 60
+    assert _table(tmp_path / "bytes.duckdb", sql) == _table(tmp_path / "one.duckdb", sql)
+
+
 def test_a_flatten_failure_leaves_nothing_behind(tmp_path: Path, monkeypatch) -> None:
     db = tmp_path / "s.duckdb"
     ingest([_write(tmp_path / "a.jsonl", _calls(3, task="t"))], db)

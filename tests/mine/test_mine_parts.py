@@ -37,3 +37,46 @@ def test_parts_change_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         con.close()
     assert parts > 2
     assert found == expected
+
+
+@pytest.mark.parametrize("part_calls", [100_000, 40])
+def test_profiles_per_fold_or_per_task_find_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, part_calls: int
+) -> None:
+    """Fold profiles add up their tasks exactly (support in tasks, capped value lists,
+    distinct counts), whole or a part of the tasks at a time."""
+    per_task, per_fold = tmp_path / "task.duckdb", tmp_path / "fold.duckdb"
+    ingest([FIXTURE], per_task)
+    ingest([FIXTURE], per_fold)
+    monkeypatch.setattr(profile_module, "PART_CALLS", part_calls)
+    monkeypatch.setattr(profile_module, "PROFILE_SHARE", 0)  # never per fold
+    expected = _snapshot(per_task)
+    monkeypatch.setattr(profile_module, "PROFILE_SHARE", 10**9)  # always per fold
+    found = _snapshot(per_fold)
+    grain = {}
+    for db in (per_task, per_fold):
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            grain[db] = con.execute("SELECT count(DISTINCT unit) FROM tm_profiles").fetchall()[0][0]
+        finally:
+            con.close()
+    assert grain[per_fold] == 3 < grain[per_task]
+    assert found == expected
+
+
+def test_fold_profiles_follow_the_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Profiles kept per fold are rebuilt for another seed, and reused for the same."""
+    monkeypatch.setattr(profile_module, "PROFILE_SHARE", 10**9)
+    again, fresh = tmp_path / "again.duckdb", tmp_path / "fresh.duckdb"
+    ingest([FIXTURE], again)
+    ingest([FIXTURE], fresh)
+    first = mine(again, folds=3, min_tasks=3, seed=0)
+    same = mine(again, folds=3, min_tasks=3, seed=0, target_fa=0.2)
+    other = mine(again, folds=3, min_tasks=3, seed=1)
+    assert first.provenance["profile"]["per"] == "fold"
+    assert same.provenance["profile"]["profiles_reused"]
+    assert not other.provenance["profile"]["profiles_reused"]
+    expected = mine(fresh, folds=3, min_tasks=3, seed=1)
+    assert [c.model_dump(mode="json") for c in other.contracts] == [
+        c.model_dump(mode="json") for c in expected.contracts
+    ]

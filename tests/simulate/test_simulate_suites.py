@@ -152,3 +152,21 @@ def test_openapi_document_mixes_declared_prose_and_missing() -> None:
 def test_bad_options_are_input_errors(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(InputError, match=message):
         simulate(**kwargs)
+
+
+def test_offers_results_are_wide_and_kept_out_of_all() -> None:
+    runs = simulate("offers", tasks=20, seed=4, trials=2)
+    assert simulate("offers", tasks=20, seed=4, trials=2) == runs
+    assert not any(r["family"].startswith("offers.") for r in simulate("all", 12, seed=4))
+    searches = calls_of(runs, "search_offers")
+    assert searches
+    for call in searches:
+        offers, args = call["result"]["offers"], call["arguments"]
+        assert 5 <= len(offers) <= 30 and len(offers) <= args["max_results"]
+        assert call["result"]["count"] == len(offers)
+        for offer in offers:
+            assert 10 <= len(offer) <= 15
+            assert offer["stops"] == len(offer["segments"]) - 1
+            assert 0 <= offer["price"]["taxes_cents"] < offer["price"]["amount_cents"]
+    for call in calls_of(runs, "hold_offer"):
+        assert call["result"]["offer_id"] == call["arguments"]["offer_id"]

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import orjson
 from pydantic import BaseModel
 
@@ -28,6 +29,10 @@ from tracemine.ingest.taskkey import TaskKey
 from tracemine.model.trace import CallRecord, RunRecord
 
 BATCH_CALLS = 20_000
+BATCH_BYTES = 32_000_000
+"""A batch is written at this many calls or this many bytes of their JSON and texts,
+whichever comes first: wide results (lists of offers, kilobytes a call) must not pile up
+in memory, and the batch is copied once more into Arrow to be written."""
 RUNS_IN_MEMORY = 20_000
 INGEST_MEMORY_LIMIT = "512MB"
 CHECKPOINT_EVERY = "1GB"
@@ -35,6 +40,10 @@ CHECKPOINT_EVERY = "1GB"
 # small enough that little is left to flatten when the reader ends, large enough that a
 # statement's fixed costs do not count
 FLATTEN_CALLS = 20_000
+FLATTEN_BYTES = 32_000_000
+"""A range is flattened at this many bytes of arguments and results, if it comes before
+``FLATTEN_CALLS`` calls: the rows ``json_tree`` makes follow the bytes, not the calls."""
+_TEXTS = ("arguments_raw", "result_text", "result_raw")
 _PLAIN_CALL_COLUMNS = tuple(
     name
     for name in store.CALL_COLUMNS
@@ -153,7 +162,12 @@ def ingest(
                 skipped = FileReport(source_file=path.as_posix(), outcome="skipped", detail=detail)
                 reports.append(skipped)
                 continue
-            reports.append(_ingest_file(con, path, name, key, replace, validate, progress))
+            try:
+                reports.append(_ingest_file(con, path, name, key, replace, validate, progress))
+            except duckdb.OutOfMemoryException:  # the file's rows are removed: say why
+                raise store.out_of_memory(
+                    f"ingesting {path.as_posix()}", "", INGEST_MEMORY_LIMIT
+                ) from None
     finally:
         con.close()
     return IngestReport(db=str(db), files=reports)
@@ -279,6 +293,8 @@ class _FileWriter:
         self.ingest_id, self.next_key = store.next_ids(con)
         self.call_rows: list[tuple[Any, ...]] = []
         self.first_key = self.next_key
+        self.batch_bytes = 0  # JSON and texts of the calls held in ``call_rows``
+        self.range_bytes = 0  # arguments and results since the last range flattened
         self.quarantine: dict[str, list[Any]] = {name: [] for name in store.QUARANTINE_COLUMNS}
         self.runs: dict[str, dict[str, Any]] = {}
         self.staged = 0  # runs set aside in the staging table
@@ -373,7 +389,7 @@ class _FileWriter:
                 self._quarantine(record["source_line"], record["source_pointer"], "item",
                                  reason, excerpt(raw))  # fmt: skip
                 self.report.items_quarantined += 1
-        if len(self.call_rows) >= BATCH_CALLS:
+        if len(self.call_rows) >= BATCH_CALLS or self.batch_bytes >= BATCH_BYTES:
             self._flush()
 
     def _merge_run(self, run: dict[str, Any]) -> None:
@@ -416,11 +432,14 @@ class _FileWriter:
         key = self.next_key
         self.next_key += 1
         self.call_rows.append((key, arguments_json, result_json, *_plain_fields(record)))
+        size = len(arguments_json or "") + len(result_json or "")
+        self.range_bytes += size
+        self.batch_bytes += size + sum(len(record.get(name) or "") for name in _TEXTS)
 
     # -- writing -------------------------------------------------------------------------
     def _flush(self, final: bool = False) -> None:
         if rows := self.call_rows:
-            self.call_rows = []
+            self.call_rows, self.batch_bytes = [], 0
             columns = dict(zip(_ROW_COLUMNS, map(list, zip(*rows, strict=True)), strict=True))
             columns["ingest_id"] = [self.ingest_id] * len(rows)
             store.append(self.con, "calls", columns)
@@ -430,7 +449,9 @@ class _FileWriter:
             store.append(self.con, "quarantine", self.quarantine)
             self.quarantine = {name: [] for name in store.QUARANTINE_COLUMNS}
         if self.next_key > self.first_key and (
-            final or self.next_key - self.first_key >= FLATTEN_CALLS
+            final
+            or self.next_key - self.first_key >= FLATTEN_CALLS
+            or self.range_bytes >= FLATTEN_BYTES
         ):
             if final and self.flattener is None:  # a small file: no thread for one range
                 store.flatten(self.con, self.first_key, self.next_key - 1)
@@ -438,7 +459,7 @@ class _FileWriter:
                 if self.flattener is None:
                     self.flattener = _Flattener(self.con)
                 self.flattener.submit(self.first_key, self.next_key - 1)
-            self.first_key = self.next_key
+            self.first_key, self.range_bytes = self.next_key, 0
 
     # -- runs --------------------------------------------------------------------------
     # Runs are merged in memory (a run's lines may each say something about it) up to

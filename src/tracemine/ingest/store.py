@@ -13,13 +13,15 @@ View
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from tracemine.errors import StoreError
+from tracemine.errors import MemoryLimitError, StoreError
 
 SCHEMA_VERSION = "1"
 
@@ -184,6 +186,9 @@ def connect(
                 con.close()
                 connect(path, memory_limit=memory_limit).close()
                 return connect(path, read_only=True, memory_limit=memory_limit)
+    except duckdb.OutOfMemoryException:
+        con.close()
+        raise out_of_memory(f"opening {path}", "", memory_limit) from None
     except BaseException:
         con.close()
         raise
@@ -230,6 +235,32 @@ def remove_unfinished(con: duckdb.DuckDBPyConnection, ingest_id: int | None = No
     except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+MEMORY_SETTING = "TRACEMINE_DUCKDB_MEMORY"
+_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}  # fmt: skip
+
+
+def out_of_memory(job: str, step: str, default: str | None) -> MemoryLimitError:
+    """The one-line error for DuckDB running out of its memory cap while ``job`` was
+    ``step``: what ran out, the cap in force, and what to set it to. A statement's need
+    is not known before it runs, so the advice is a doubling of the cap (the smallest
+    that can differ), and ``at least``: larger inputs may need more."""
+    limit = os.environ.get(MEMORY_SETTING) or default
+    where = f"{job} ran out of memory" + (f" {step}" if step else "")
+    found = re.fullmatch(r"\s*([0-9.]+)\s*([a-zA-Z]*)\s*", limit or "")
+    size = float(found[1]) * _UNITS.get(found[2].lower() or "b", 0) if found else 0
+    if size <= 0:
+        return MemoryLimitError(
+            f"{where}; set {MEMORY_SETTING} to a size DuckDB may use, such as 2GB, and run again"
+        )
+    need = 2 * size
+    advice = f"{need / 10**9:.3g}GB" if need >= 10**9 else f"{math.ceil(need / 10**6)}MB"
+    return MemoryLimitError(
+        f"{where}: DuckDB may use {limit} here ({MEMORY_SETTING}); "
+        f"set {MEMORY_SETTING}={advice} or more and run again"
+    )
 
 
 def fetch_one(

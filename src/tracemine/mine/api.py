@@ -11,14 +11,14 @@ from typing import Any
 import duckdb
 
 from tracemine.errors import InputError, StoreError
-from tracemine.ingest.store import connect, fetch_one
+from tracemine.ingest.store import connect, fetch_one, out_of_memory
 from tracemine.ingest.taskkey import RUN_COLUMNS, run_record, suggest
 from tracemine.mine.conditional import Conditional
 from tracemine.mine.context import assign_folds, load_contexts, register_membership
 from tracemine.mine.crossfit import Shared
 from tracemine.mine.crossfit import crossfit as crossfit_tasks
 from tracemine.mine.detect import estimate
-from tracemine.mine.profile import ensure_profiles
+from tracemine.mine.profile import ensure_calls, ensure_profiles
 from tracemine.mine.relations import Relations, find_pairs
 from tracemine.mine.select import Settings, select
 from tracemine.mine.trajectory import mine_runs
@@ -94,9 +94,10 @@ def mine(
     if not Path(db).exists():
         raise StoreError(f"{db}: no such database; run `tracemine ingest` first")
     con = connect(db, memory_limit=MINE_MEMORY_LIMIT)
+    step = "reading the nominal calls"  # what an out-of-memory error names
     try:
         _require_tasks(con, filters, task_key, crossfit, folds)
-        info = ensure_profiles(con, filters, task_key)
+        info = ensure_calls(con, filters, task_key)
         task_calls, tool_sizes = _task_calls(con, tools)
         if crossfit and len(task_calls) < folds:
             raise InputError(
@@ -107,31 +108,41 @@ def mine(
             assign_folds(task_calls, folds, seed) if crossfit else dict.fromkeys(task_calls, 0)
         )
         names = register_membership(con, assignment, folds if crossfit else 0)
-        contexts = load_contexts(con, names, FOLD_SUPPORT, info.survey)
+        step = "building the profiles"
+        info = ensure_profiles(con, info, assignment)
+        step = "summing the profiles of each fold"
+        contexts = load_contexts(con, names, FOLD_SUPPORT, info.survey, assignment, info.per_fold)
         _only(contexts, tools)
         every = contexts["all"]
         survey = info.survey
+        step = "reading conditional targets"
         shared = Shared(
             Relations(find_pairs(every)), Conditional.build(con, every, assignment, survey)
         )
         assert shared.relations is not None
+        step = "counting relations"
         shared.relations.load(con, contexts, survey)
         for ctx in contexts.values():
             ctx.shared = shared
+        step = "counting held-out violations"
         candidates = crossfit_tasks(con, contexts, survey)
         settings = Settings(folds if crossfit else 0, target_fa, min_tasks,
                             min_folds if min_folds is not None else max(folds - 1, 1),
                             crossfit, budget)  # fmt: skip
         finals = [c.final for c in candidates.values() if c.final is not None]
+        step = "estimating detection"
         faults = estimate(con, finals, seed)
         chosen = select(candidates, settings, lambda keys: _calls(con, keys), tool_sizes, faults)
         kept, summary = chosen.kept, chosen.summary
         run_summary: dict[str, dict[str, int]] = {}
         if run_level:
+            step = "mining run-level contracts"
             runs_kept, run_summary = mine_runs(con, assignment, settings, FOLD_SUPPORT, tools)
             kept += runs_kept
-        con.unregister("_tm_membership")
-        con.unregister("_tm_folds")
+        for name in ("_tm_membership", "_tm_folds", "_tm_fold_membership"):
+            con.unregister(name)
+    except duckdb.OutOfMemoryException:
+        raise out_of_memory("mining", step, MINE_MEMORY_LIMIT) from None
     finally:
         con.close()
     provenance: dict[str, Any] = {
@@ -143,6 +154,8 @@ def mine(
             "seed": seed, "run_level": run_level, "budget": budget,
         },
         "profile": {"fingerprint": info.fingerprint, "reused": info.reused,
+                    "per": "fold" if info.per_fold else "task",
+                    "profiles_reused": info.profiles_reused,
                     "calls": info.calls, "tasks": info.tasks, "runs": info.runs,
                     "runs_without_task": info.runs_without_task,
                     # objects keyed by ids, read as maps: their key step is {*}

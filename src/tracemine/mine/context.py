@@ -1,8 +1,9 @@
 """The typed context templates read: one fold's profiles, summed from task profiles.
 
 A context is named ``all`` (every task), ``train:K`` (every task outside fold K) or
-``test:K`` (fold K). All contexts are summed in one query per layer by joining the task
-profiles with a membership table (task, context).
+``test:K`` (fold K). All contexts are summed in one query per layer by joining the
+profiles' units (tasks or folds, :mod:`tracemine.mine.profile`) with a membership table
+(unit, context).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from tracemine.mine.profile import MAX_COLUMNS, MIN_COLUMNS, PROFILE_COLUMNS, Survey
+from tracemine.mine.profile import MAX_COLUMNS, MIN_COLUMNS, Survey, merged_columns_sql
 
 MAX_LISTED_VALUES = 64
 """A context lists a path's values (or shapes) only when it has at most this many."""
@@ -104,8 +105,8 @@ def assign_folds(task_calls: dict[str, int], folds: int, seed: int) -> dict[str,
 def register_membership(
     con: duckdb.DuckDBPyConnection, assignment: dict[str, int], folds: int
 ) -> list[str]:
-    """Register ``_tm_membership(task, ctx)`` and ``_tm_folds(task, fold)``; return the
-    context names."""
+    """Register ``_tm_membership(task, ctx)``, ``_tm_folds(task, fold)`` and
+    ``_tm_fold_membership(fold, ctx)``; return the context names."""
     tasks, ctxs = [], []
     for task, fold in assignment.items():
         tasks.append(task)
@@ -117,29 +118,41 @@ def register_membership(
     con.register("_tm_folds", pa.table({"task": list(assignment),
                                         "fold": list(assignment.values())}))  # fmt: skip
     names = ["all"] + [f"{kind}:{k}" for k in range(folds) for kind in ("train", "test")]
+    con.register("_tm_fold_membership", pa.table(fold_membership(folds)))
     return names if folds else ["all"]
 
 
-def context_sums_sql() -> str:
-    """SQL summing task profiles per context (needs ``_tm_membership``)."""
-    aggs = []
-    for name in PROFILE_COLUMNS:
-        fn = "min" if name in MIN_COLUMNS else "max" if name in MAX_COLUMNS else "sum"
-        aggs.append(f"{fn}(p.{name}) AS {name}")
+def fold_membership(folds: int) -> dict[str, list]:
+    """Columns ``fold`` and ``ctx``: the contexts each fold is part of (no folds: fold 0,
+    every task, is ``all``)."""
+    pairs = [(k, name) for k in range(max(folds, 1)) for name in ("all", *(
+        f"test:{j}" if j == k else f"train:{j}" for j in range(folds)))]  # fmt: skip
+    return {"fold": [k for k, _ in pairs], "ctx": [name for _, name in pairs]}
+
+
+def units_sql(per_fold: bool) -> str:
+    """SQL relation ``(unit, ctx)``: the contexts of each profile unit, a task or a fold."""
+    if per_fold:
+        return "(SELECT CAST(fold AS VARCHAR) AS unit, ctx FROM _tm_fold_membership)"
+    return "(SELECT task AS unit, ctx FROM _tm_membership)"
+
+
+def context_sums_sql(per_fold: bool = False) -> str:
+    """SQL summing the profiles' units per context (needs the membership tables)."""
     return f"""
-    SELECT m.ctx, p.tool, p.side, p.path, count(DISTINCT p.task) AS tasks, {", ".join(aggs)}
-    FROM tm_profiles p JOIN _tm_membership m ON m.task = p.task
+    SELECT m.ctx, p.tool, p.side, p.path, sum(p.tasks) AS tasks, {merged_columns_sql("p")}
+    FROM tm_profiles p JOIN {units_sql(per_fold)} m ON m.unit = p.unit
     GROUP BY ALL
     """
 
 
-def context_values_sql(limit: int = MAX_LISTED_VALUES) -> str:
+def context_values_sql(per_fold: bool = False, limit: int = MAX_LISTED_VALUES) -> str:
     """SQL summing listed values and shapes per context, for paths with few of them."""
     return f"""
     WITH g AS (
         SELECT m.ctx, v.tool, v.side, v.path, v.kind, v.value, sum(v.calls) AS calls,
-               count(DISTINCT v.task) AS tasks, max(v.distinct_n) AS task_distinct
-        FROM tm_profile_values v JOIN _tm_membership m ON m.task = v.task
+               sum(v.tasks) AS tasks, max(v.distinct_n) AS task_distinct
+        FROM tm_profile_values v JOIN {units_sql(per_fold)} m ON m.unit = v.unit
         GROUP BY ALL
     ), w AS (
         SELECT *, count(*) OVER p AS listed, max(task_distinct) OVER p AS most
@@ -152,19 +165,35 @@ def context_values_sql(limit: int = MAX_LISTED_VALUES) -> str:
 
 
 def load_contexts(
-    con: duckdb.DuckDBPyConnection, names: list[str], min_support: int, survey: Survey
+    con: duckdb.DuckDBPyConnection,
+    names: list[str],
+    min_support: int,
+    survey: Survey,
+    assignment: dict[str, int],
+    per_fold: bool = False,
 ) -> dict[str, MineContext]:
     """Every context's profiles, values and shapes, in one pass per layer."""
     from tracemine.mine.profile import VALUES_PER_TASK
 
-    contexts = {name: MineContext(name, frozenset(), {}, {}, {}, {}, min_support) for name in names}
-    for ctx, tool, calls, tasks in con.execute(
-        "SELECT m.ctx, c.tool, count(*), list(DISTINCT c.task) FROM tm_calls c "
-        "JOIN _tm_membership m ON m.task = c.task GROUP BY ALL"
+    by_fold: dict[int, list[str]] = {}
+    for task, fold in assignment.items():
+        by_fold.setdefault(fold, []).append(task)
+    contexts = {}
+    for name in names:
+        kind, _, number = name.partition(":")
+        tasks = frozenset(
+            task
+            for fold, members in by_fold.items()
+            if kind == "all" or (fold == int(number)) == (kind == "test")
+            for task in members
+        )
+        contexts[name] = MineContext(name, tasks, {}, {}, {}, {}, min_support)
+    for ctx, tool, calls in con.execute(
+        "SELECT m.ctx, c.tool, count(*) FROM tm_calls c JOIN _tm_folds f ON f.task = c.task "
+        "JOIN _tm_fold_membership m ON m.fold = f.fold GROUP BY ALL"
     ).fetchall():
         contexts[ctx].tool_calls[tool] = int(calls)
-        contexts[ctx].tasks = contexts[ctx].tasks | frozenset(tasks)
-    cursor = con.execute(context_sums_sql())
+    cursor = con.execute(context_sums_sql(per_fold))
     columns = [d[0] for d in cursor.description][5:]
     for row in cursor.fetchall():
         ctx, tool, side, path, tasks = row[:5]
@@ -175,7 +204,7 @@ def load_contexts(
     listings: dict[tuple[str, str, str, str, str], dict[Any, tuple[int, int]]] = {}
     complete: dict[tuple[str, str, str, str, str], bool] = {}
     for ctx, tool, side, path, kind, value, calls, tasks, most in con.execute(
-        context_values_sql()
+        context_values_sql(per_fold)
     ).fetchall():
         key = (ctx, tool, side, path, kind)
         decoded = json.loads(value) if kind == "v" else value

@@ -1,26 +1,40 @@
-"""Profiles: SQL aggregates per tool, side, path and task, stored in the DuckDB store.
+"""Profiles: SQL aggregates per tool, side, path and *unit*, stored in the DuckDB store.
 
     tm_calls           the nominal calls (status ok, runs passing ``where``) with their task
                        and part (below)
-    tm_profile_state   the fingerprint the tables were built for, counts, and the path
-                       survey: per path, the format its strings seem to have, whether its
-                       values are few enough to list, whether duplicates within a call are
-                       counted, whether its strings get shape profiles
-    tm_profiles        per tool, side, path and task: how many calls had each property
-                       (types, nulls, negatives, zeros, empties, format, duplicates, key
-                       present), min/max of numbers, lengths and strings, sums for spread
-    tm_profile_values  per tool, side, path and task: values and string shapes (capped)
+    tm_profile_state   the fingerprints the tables were built for, counts, the granularity
+                       and the path survey: per path, the format its strings seem to have,
+                       whether its values are few enough to list, whether duplicates within
+                       a call are counted, whether its strings get shape profiles
+    tm_profiles        per tool, side, path and unit: the unit's tasks, and how many calls
+                       had each property (types, nulls, negatives, zeros, empties, format,
+                       duplicates, key present), min/max of numbers, lengths and strings,
+                       sums for spread
+    tm_profile_values  per tool, side, path and unit: values and string shapes (capped per
+                       task), with the calls and tasks that showed them
 
-Every column of ``tm_profiles`` is a count, a sum, a min or a max, so a fold's profile is
-the sum (min, max) of its tasks' rows. The tables are rebuilt only when the store's calls,
-the ``where`` filter or the task key change (``fingerprint``); re-mining with other folds
-or thresholds reads them as they are. The per-call layer (:func:`call_paths_sql`) is not
-stored: it is an inline query that later steps restrict to the few paths they need.
+Every column is a count, a sum, a min or a max, so a context (the tasks outside a fold,
+or one fold) is the sum (min, max) of its units' rows.
 
-Statements over values run one *part* at a time: whole tasks, taken in call order until
+**Granularity.** A unit is a task or a fold. Per task, the tables do not depend on the
+folds: re-mining with another seed or another number of folds sums them anew without
+reading a value. But with many tasks and many paths a row per task and path approaches
+the size of the value table it summarises (50,000 tasks of wide results: millions of
+rows, and every context sum joins them with eleven contexts). Per fold, the tables hold a
+row per fold and path whatever the number of tasks, and are exact: a task lies in one
+fold, so a fold's distinct tasks, calls, values and per-task value caps add up as the
+tasks' would. They are built for one fold assignment, so a re-mine with another seed or
+number of folds reads the values again (one profile build, about what the first mine
+cost); one with other thresholds reuses them. :func:`per_fold` chooses: per fold when
+the per-task tables would hold more than ``1 / PROFILE_SHARE`` of the value rows.
+
+Both are built by the same statements (:func:`unit_profiles_sql`, :func:`task_values_sql`),
+one *part* at a time: whole tasks, taken in call order until
 about ``PART_CALLS`` calls. Their hash tables then hold one part's calls and tasks, so the
 memory they need follows the part size rather than the store's (a million calls at once
-took gigabytes); every per-task row is complete within its part.
+took gigabytes); every per-task row is complete within its part, and per fold the parts'
+rows are added up at the end. The per-call layer (:func:`call_paths_sql`) is not stored:
+it is an inline query that later steps restrict to the few paths they need.
 """
 
 from __future__ import annotations
@@ -28,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import duckdb
@@ -41,7 +55,7 @@ from tracemine.mine.maps import detect as detect_maps
 from tracemine.mine.maps import values_view_sql
 from tracemine.mine.where import Filter, where_sql
 
-PROFILE_VERSION = "5"
+PROFILE_VERSION = "7"
 VALUES_PER_TASK = 32
 """Distinct values (and shapes) kept per tool, path and task; more marks the path open."""
 MAX_LITERAL_CHARS = 64
@@ -49,6 +63,9 @@ LISTED_DISTINCT = 256
 """Values of a path are listed only when the whole store holds about this many or fewer."""
 PART_CALLS = 100_000
 """About this many nominal calls per part (a task is never split)."""
+PROFILE_SHARE = 16
+"""Profiles are kept per task while their rows stay under this share of the value rows
+(tasks × paths against values); past it, per fold (:func:`per_fold`)."""
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
 # (column, aggregate over a task's per-call rows, aggregate over a task's values where each
@@ -164,22 +181,28 @@ def nominal_calls_sql(where: str, task_table: str | None) -> str:
 
 def survey_sql() -> str:
     """SQL: per path of the nominal calls, its extreme strings (to guess a format), the
-    longest string, an approximate distinct count and whether it lies under an array."""
+    longest string, an approximate distinct count, whether it lies under an array, and
+    how many values it has."""
     key = "coalesce(str, CAST(num AS VARCHAR), CAST(bool AS VARCHAR))"
     return f"""
     SELECT path, min(str), max(str), max(len) FILTER (jtype = 'string'),
            approx_count_distinct({key}), bool_or(idx IS NOT NULL),
            bool_and(jtype IN ('string', 'integer', 'boolean', 'null')),
-           bool_and(jtype IN ('string', 'null'))
+           bool_and(jtype IN ('string', 'null')), count(*)
     FROM tm_values v SEMI JOIN tm_calls c ON c.call_key = v.call_key
     GROUP BY path ORDER BY path
     """
 
 
-def read_survey(con: duckdb.DuckDBPyConnection, maps: tuple[str, ...] = ()) -> Survey:
+def read_survey(
+    con: duckdb.DuckDBPyConnection, maps: tuple[str, ...] = ()
+) -> tuple[Survey, int, int]:
+    """The survey, the number of paths and the number of values of the nominal calls."""
     formats, listed, distinct, shaped = {}, set(), set(), set()
     rows = con.execute(survey_sql()).fetchall()
-    for path, low, high, longest, count, nested, scalar, strings in rows:
+    values = 0
+    for path, low, high, longest, count, nested, scalar, strings, n in rows:
+        values += int(n)
         name = guess_format(low, high)
         if name:
             formats[path] = name
@@ -190,7 +213,15 @@ def read_survey(con: duckdb.DuckDBPyConnection, maps: tuple[str, ...] = ()) -> S
             listed.add(path)
         if nested and scalar:
             distinct.add(path)
-    return Survey(formats, frozenset(listed), frozenset(distinct), frozenset(shaped), maps)
+    survey = Survey(formats, frozenset(listed), frozenset(distinct), frozenset(shaped), maps)
+    return survey, len(rows), values
+
+
+def per_fold(tasks: int, paths: int, values: int) -> bool:
+    """Whether profiles are kept per fold rather than per task: when a row per task and
+    path (an upper estimate of the per-task rows) would be more than ``1 / PROFILE_SHARE``
+    of the value rows, so that the profiles no longer summarise the values."""
+    return tasks * paths * PROFILE_SHARE > values
 
 
 def _in(paths: frozenset[str] | set[str]) -> str:
@@ -285,53 +316,67 @@ def call_paths_sql(
     """
 
 
-def profiles_sql(survey: Survey, part: Part, append: bool = False) -> str:
-    """SQL building ``tm_profiles`` (or, with ``append``, adding to it): one row per tool,
-    side, path and task of ``part``.
+def unit_profiles_sql(survey: Survey, part: Part, fold: bool) -> str:
+    """A SELECT of one row per tool, side, path and unit of ``part`` — its task, or with
+    ``fold`` its fold (needs ``_tm_folds``) — with the unit's tasks: the columns of
+    ``tm_profiles``.
 
     Values outside arrays (``idx`` NULL) are alone at their path in their call, so their
-    task rows aggregate the values directly; values under arrays are first aggregated per
-    call (:func:`call_paths_sql`). A path's values are all one or all the other, so the two
-    halves never share a row."""
+    rows aggregate the values directly; values under arrays are first aggregated per call
+    (:func:`call_paths_sql`). A path's values are all one or all the other, so the two
+    halves never share a row. Per fold, the rows are grouped by fold at once (a few
+    groups, not one per task), counting the distinct tasks."""
     fmt = format_sql(survey.formats)
     per_call = ", ".join(f"{calls} AS {name}" for name, calls, _ in _PROFILE_COLUMNS)
     per_value = ", ".join(
         f"{values.replace('{fmt}', fmt)} AS {name}" for name, _, values in _PROFILE_COLUMNS
     )
-    head = "INSERT INTO tm_profiles" if append else "CREATE OR REPLACE TABLE tm_profiles AS"
+    calls = part.calls()
+    if fold:
+        calls = f"""(SELECT c.*, CAST(f.fold AS VARCHAR) AS unit FROM {calls} c
+                     JOIN _tm_folds f ON f.task = c.task)"""
+    unit, tasks = ("c.unit", "count(DISTINCT c.task)") if fold else ("c.task", "CAST(1 AS BIGINT)")
     return f"""
-    {head}
-    SELECT c.tool, v.side, v.path, c.task, {per_value}
-    FROM {part.values()} v JOIN {part.calls()} c ON c.call_key = v.call_key
+    SELECT c.tool, v.side, v.path, {unit} AS unit, {tasks} AS tasks, {per_value}
+    FROM {part.values()} v JOIN {calls} c ON c.call_key = v.call_key
     WHERE v.idx IS NULL
-    GROUP BY c.tool, v.side, v.path, c.task
+    GROUP BY c.tool, v.side, v.path, {unit}
     UNION ALL
-    SELECT c.tool, p.side, p.path, c.task, {per_call}
+    SELECT c.tool, p.side, p.path, {unit}, {tasks}, {per_call}
     FROM ({call_paths_sql(survey, part=part, singles=False)}) p
-    JOIN {part.calls()} c ON c.call_key = p.call_key
-    GROUP BY c.tool, p.side, p.path, c.task
+    JOIN {calls} c ON c.call_key = p.call_key
+    GROUP BY c.tool, p.side, p.path, {unit}
     """
 
 
-def profile_values_sql(
-    survey: Survey, part: Part, append: bool = False, cap: int = VALUES_PER_TASK
-) -> str:
-    """SQL building ``tm_profile_values`` (or, with ``append``, adding ``part``'s rows):
-    per tool, path and task the most frequent values (kind ``v``, JSON-encoded; listed
-    paths only) and string shapes (kind ``h``), with the values seen and the task's
-    distinct count, so a fold knows when its list is partial."""
+def merged_columns_sql(table: str = "") -> str:
+    """The profile columns summed (min, max) over rows of ``table``: how units add up."""
+    prefix = f"{table}." if table else ""
+    aggs = []
+    for name in PROFILE_COLUMNS:
+        fn = "min" if name in MIN_COLUMNS else "max" if name in MAX_COLUMNS else "sum"
+        aggs.append(f"{fn}({prefix}{name}) AS {name}")
+    return ", ".join(aggs)
+
+
+def profiles_sql(survey: Survey, part: Part, fold: bool, into: str, append: bool) -> str:
+    """SQL building the table ``into`` (or, with ``append``, adding to it): the rows of
+    :func:`unit_profiles_sql`."""
+    head = f"INSERT INTO {into}" if append else f"CREATE OR REPLACE TABLE {into} AS"
+    return f"{head} {unit_profiles_sql(survey, part, fold)}"
+
+
+def task_values_sql(survey: Survey, part: Part, cap: int = VALUES_PER_TASK) -> str:
+    """A SELECT of, per tool, path and task of ``part``, the most frequent values (kind
+    ``v``, JSON-encoded; listed paths only) and string shapes (kind ``h``), with the calls
+    that showed them and the task's distinct count, so a fold knows when its list is
+    partial."""
     value = (
         "CASE jtype WHEN 'string' THEN CAST(to_json(str) AS VARCHAR) "
         "WHEN 'boolean' THEN CAST(bool AS VARCHAR) "
         "ELSE CAST(CAST(num AS HUGEINT) AS VARCHAR) END"
     )
-    head = (
-        "INSERT INTO tm_profile_values"
-        if append
-        else "CREATE OR REPLACE TABLE tm_profile_values AS"
-    )
     return f"""
-    {head}
     WITH v AS (
         SELECT c.tool, v.side, v.path, c.task, v.jtype, v.str, v.num, v.bool
         FROM {part.values()} v JOIN {part.calls()} c ON c.call_key = v.call_key
@@ -360,9 +405,28 @@ def profile_values_sql(
     """
 
 
+def values_sql(survey: Survey, part: Part, fold: bool, into: str, append: bool) -> str:
+    """SQL building the table ``into`` (or, with ``append``, adding to it): per tool, path,
+    unit (task, or with ``fold`` fold) and value, the calls and tasks that showed it among
+    their most frequent, and the most distinct values one of those tasks had."""
+    head = f"INSERT INTO {into}" if append else f"CREATE OR REPLACE TABLE {into} AS"
+    inner = task_values_sql(survey, part)
+    if not fold:
+        return f"""{head}
+        SELECT tool, side, path, task AS unit, kind, value, calls, CAST(1 AS BIGINT) AS tasks,
+               distinct_n
+        FROM ({inner})"""
+    return f"""{head}
+    SELECT t.tool, t.side, t.path, CAST(f.fold AS VARCHAR) AS unit, t.kind, t.value,
+           sum(t.calls) AS calls, count(*) AS tasks, max(t.distinct_n) AS distinct_n
+    FROM ({inner}) t JOIN _tm_folds f ON f.task = t.task
+    GROUP BY t.tool, t.side, t.path, f.fold, t.kind, t.value"""
+
+
 @dataclass(frozen=True)
 class ProfileInfo:
-    """What the stored profiles cover, and whether this mine reused them."""
+    """What the stored profiles cover, how fine they are, and whether this mine reused
+    them (``reused``: the nominal calls and survey; ``profiles_reused``: the profiles)."""
 
     fingerprint: str
     reused: bool
@@ -372,6 +436,8 @@ class ProfileInfo:
     runs_without_task: int
     seconds: float
     survey: Survey
+    per_fold: bool = False
+    profiles_reused: bool = False
 
 
 def fingerprint(con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key: str | None) -> str:
@@ -386,16 +452,26 @@ def fingerprint(con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key:
     return hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()[:16]
 
 
-def ensure_profiles(
+def _state(con: duckdb.DuckDBPyConnection, key: str) -> dict[str, Any]:
+    con.execute("CREATE TABLE IF NOT EXISTS tm_profile_state (key VARCHAR PRIMARY KEY, value JSON)")
+    row = fetch_one(con, "SELECT value FROM tm_profile_state WHERE key = ?", [key])
+    return json.loads(row[0]) if row else {}
+
+
+def _save_state(con: duckdb.DuckDBPyConnection, key: str, state: dict[str, Any]) -> None:
+    con.execute("INSERT OR REPLACE INTO tm_profile_state VALUES (?, ?)", [key, json.dumps(state)])
+
+
+def ensure_calls(
     con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key: str | None
 ) -> ProfileInfo:
-    """Build the profile tables unless those stored match the store and options."""
+    """Build ``tm_calls`` and the path survey unless those stored match the store and
+    options, and choose the profiles' granularity (:func:`per_fold`)."""
     started = time.perf_counter()
     print_ = fingerprint(con, filters, task_key)
-    con.execute("CREATE TABLE IF NOT EXISTS tm_profile_state (key VARCHAR PRIMARY KEY, value JSON)")
-    row = fetch_one(con, "SELECT value FROM tm_profile_state WHERE key = 'state'")
-    state: dict[str, Any] = json.loads(row[0]) if row else {}
-    reused = state.get("fingerprint") == print_
+    state = _state(con, "state")
+    # a state written before profiles had a granularity is rebuilt whatever its print
+    reused = state.get("fingerprint") == print_ and "per_fold" in state
     if not reused:
         where, params = where_sql(filters)
         con.execute("BEGIN TRANSACTION")
@@ -406,10 +482,7 @@ def ensure_profiles(
                 con.unregister(task_table)
             maps = tuple(detect_maps(con))
             con.execute(values_view_sql(list(maps)))
-            survey = read_survey(con, maps)
-            for k, part in enumerate(parts(con)):
-                con.execute(profiles_sql(survey, part, append=k > 0))
-                con.execute(profile_values_sql(survey, part, append=k > 0))
+            survey, paths, values = read_survey(con, maps)
             counts = fetch_one(
                 con,
                 "SELECT count(*), count(DISTINCT task), count(DISTINCT run_id), "
@@ -419,13 +492,12 @@ def ensure_profiles(
             state = {
                 "fingerprint": print_, "calls": int(counts[0]), "tasks": int(counts[1]),
                 "runs": int(counts[2]), "runs_without_task": int(counts[3]),
+                "per_fold": per_fold(int(counts[1]), paths, values),
                 "survey": {"formats": survey.formats, "listed": sorted(survey.listed),
                            "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped),
                            "maps": list(survey.maps)},
             }  # fmt: skip
-            con.execute(
-                "INSERT OR REPLACE INTO tm_profile_state VALUES ('state', ?)", [json.dumps(state)]
-            )
+            _save_state(con, "state", state)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -439,7 +511,54 @@ def ensure_profiles(
         seconds=round(time.perf_counter() - started, 3),
         survey=Survey(saved["formats"], frozenset(saved["listed"]), frozenset(saved["distinct"]),
                       frozenset(saved["shaped"]), tuple(saved["maps"])),
+        per_fold=bool(state["per_fold"]),
     )  # fmt: skip
+
+
+def ensure_profiles(
+    con: duckdb.DuckDBPyConnection, info: ProfileInfo, assignment: dict[str, int]
+) -> ProfileInfo:
+    """Build ``tm_profiles`` and ``tm_profile_values`` for the calls of ``info`` unless
+    those stored match: per task, or per fold of ``assignment`` (task → fold, registered
+    as ``_tm_folds``), as ``info.per_fold`` says."""
+    started = time.perf_counter()
+    key: list[Any] = [info.fingerprint, info.per_fold]
+    if info.per_fold:
+        key.append(hashlib.sha256(json.dumps(sorted(assignment.items())).encode()).hexdigest())
+    print_ = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
+    reused = _state(con, "profiles").get("fingerprint") == print_
+    if not reused:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            build_profiles(con, info.survey, info.per_fold)
+            _save_state(con, "profiles", {"fingerprint": print_, "per_fold": info.per_fold})
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    seconds = round(info.seconds + time.perf_counter() - started, 3)
+    return replace(info, seconds=seconds, profiles_reused=reused)
+
+
+def build_profiles(con: duckdb.DuckDBPyConnection, survey: Survey, fold: bool) -> None:
+    """Build the profile tables a part at a time; per fold, each part's rows go to a
+    staging table and the parts' rows of one fold are added up at the end."""
+    profiles, values = ("_tm_part_profiles", "_tm_part_values") if fold else (
+        "tm_profiles", "tm_profile_values")  # fmt: skip
+    for k, part in enumerate(parts(con)):
+        con.execute(profiles_sql(survey, part, fold, profiles, append=k > 0))
+        con.execute(values_sql(survey, part, fold, values, append=k > 0))
+    if not fold:
+        return
+    con.execute(f"""CREATE OR REPLACE TABLE tm_profiles AS
+        SELECT tool, side, path, unit, sum(tasks) AS tasks, {merged_columns_sql()}
+        FROM {profiles} GROUP BY tool, side, path, unit""")
+    con.execute(f"""CREATE OR REPLACE TABLE tm_profile_values AS
+        SELECT tool, side, path, unit, kind, value, sum(calls) AS calls, sum(tasks) AS tasks,
+               max(distinct_n) AS distinct_n
+        FROM {values} GROUP BY tool, side, path, unit, kind, value""")
+    con.execute(f"DROP TABLE {profiles}")
+    con.execute(f"DROP TABLE {values}")
 
 
 def _register_task_key(con: duckdb.DuckDBPyConnection, spec: str) -> str:

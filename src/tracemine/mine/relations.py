@@ -3,9 +3,9 @@
 Pairs are tried only between type-compatible paths with some affinity (a shared name part,
 a shared value, or a name that says what the other is: ``limit`` for a list's length,
 ``total`` for a sum), so their number grows with the paths of a tool, not its square.
-Per pair and task, one SQL statement over the per-call rows of the pairs' paths counts the
-calls checked and the
-calls breaking each direction of the relation; a context sums its tasks' rows.
+Per pair and fold, one SQL statement over the per-call rows of the pairs' paths counts the
+tasks and calls checked and the calls breaking each direction of the relation; a context
+sums its folds' rows.
 """
 
 from __future__ import annotations
@@ -171,8 +171,10 @@ floating amounts within a cent."""
 
 
 def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
-    """SQL building ``_tm_pair_stats(pid, task, checked, v1..v4)`` from ``_tm_pairs``
-    (and ``_tm_only``, the paths they name), or with ``append`` adding ``part``'s tasks."""
+    """SQL building ``_tm_pair_stats(pid, fold, tasks, checked, v1..v4)`` from
+    ``_tm_pairs`` (and ``_tm_only``, the paths they name, and ``_tm_folds``), or with
+    ``append`` adding ``part``'s tasks. A task lies in one part and one fold, so the
+    parts' rows of a fold add up."""
     num_l = "l.n_integer + l.n_number = l.n"
     num_r = "r.n = 1 AND r.n_integer + r.n_number = 1"
     head = (
@@ -232,20 +234,21 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
              AND rv.str IS NOT DISTINCT FROM lv.str AND rv.num IS NOT DISTINCT FROM lv.num
         GROUP BY lv.pid, lv.task, lv.call_key
     )
-    SELECT pid, task, count(*) AS checked,
+    SELECT s.pid, f.fold, count(DISTINCT s.task) AS tasks, count(*) AS checked,
            count(*) FILTER (v[1]) AS v1, count(*) FILTER (v[2]) AS v2,
            count(*) FILTER (v[3]) AS v3, count(*) FILTER (v[4]) AS v4
-    FROM (SELECT * FROM two UNION ALL SELECT * FROM member)
-    GROUP BY pid, task
+    FROM (SELECT * FROM two UNION ALL SELECT * FROM member) s
+    JOIN _tm_folds f ON f.task = s.task
+    GROUP BY s.pid, f.fold
     """
 
 
 def pair_sums_sql() -> str:
-    """SQL summing pair counts per context (needs ``_tm_membership``)."""
+    """SQL summing pair counts per context (needs ``_tm_fold_membership``)."""
     return """
-    SELECT m.ctx, s.pid, count(DISTINCT s.task) AS tasks, sum(s.checked) AS checked,
+    SELECT m.ctx, s.pid, sum(s.tasks) AS tasks, sum(s.checked) AS checked,
            sum(s.v1) AS v1, sum(s.v2) AS v2, sum(s.v3) AS v3, sum(s.v4) AS v4
-    FROM _tm_pair_stats s JOIN _tm_membership m ON m.task = s.task
+    FROM _tm_pair_stats s JOIN _tm_fold_membership m ON m.fold = s.fold
     GROUP BY ALL
     """
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tracemine.errors import InputError
-from tracemine.simulate import commerce, search, travel
+from tracemine.simulate import commerce, offers, search, travel
 from tracemine.simulate.formats import FORMATS, runs_from_records, write_traces
 
 DOMAINS: dict[str, Callable[[int, int, int], list[dict[str, Any]]]] = {
@@ -34,7 +34,12 @@ DOMAINS: dict[str, Callable[[int, int, int], list[dict[str, Any]]]] = {
     search.DOMAIN: search.simulate_task,
     travel.DOMAIN: travel.simulate_task,
 }
-SUITES: tuple[str, ...] = ("all", *DOMAINS)
+WIDE_DOMAINS: dict[str, Callable[[int, int, int], list[dict[str, Any]]]] = {
+    offers.DOMAIN: offers.simulate_task,
+}
+"""Domains of wide results (lists of offers, hundreds of values a call): named on their
+own, never dealt into ``all``, so ``all`` gives the runs it gave before they existed."""
+SUITES: tuple[str, ...] = ("all", *DOMAINS, *WIDE_DOMAINS)
 OPENAPI_DOCUMENTS = {"commerce": "commerce.openapi.yaml"}
 
 
@@ -43,9 +48,10 @@ def simulate(
 ) -> list[dict[str, Any]]:
     """Runs of ``tasks`` tasks, ``trials`` runs each, ordered by task then trial.
 
-    ``suite`` is a domain (``commerce``, ``search``, ``travel``) or ``all``, which deals
-    tasks to the domains in turn. Task ``i`` of a domain is the same whatever ``tasks`` is,
-    so a larger simulation extends a smaller one.
+    ``suite`` is a domain (``commerce``, ``search``, ``travel``, or ``offers``, whose
+    results are wide) or ``all``, which deals tasks to the first three in turn. Task ``i``
+    of a domain is the same whatever ``tasks`` is, so a larger simulation extends a
+    smaller one.
     """
     if suite not in SUITES:
         raise InputError(f"unknown suite {suite!r}; choose one of: {', '.join(SUITES)}")
@@ -57,7 +63,7 @@ def simulate(
     runs: list[dict[str, Any]] = []
     for position in range(tasks):
         domain = domains[position % len(domains)]
-        runs.extend(DOMAINS[domain](seed, position // len(domains), trials))
+        runs.extend({**DOMAINS, **WIDE_DOMAINS}[domain](seed, position // len(domains), trials))
     return runs
 
 
@@ -117,6 +123,7 @@ __all__ = [
     "DOMAINS",
     "FORMATS",
     "SUITES",
+    "WIDE_DOMAINS",
     "openapi_document",
     "runs_from_records",
     "simulate",

@@ -1,0 +1,55 @@
+"""Mining under a small DuckDB memory cap: it works within the cap and finds what it finds
+without one, or it stops with one line naming what ran out and what to set the cap to."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tracemine.cli import app
+from tracemine.errors import MemoryLimitError
+from tracemine.ingest import ingest
+from tracemine.mine import mine
+from tracemine.simulate import simulate, write_traces
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store of wide results: lists of 5-30 offers, about a hundred values a call."""
+    folder = tmp_path_factory.mktemp("wide")
+    trace = write_traces(simulate("offers", tasks=90, seed=5, trials=1), folder / "w.jsonl", "flat")
+    ingest([trace], folder / "wide.duckdb")
+    return folder / "wide.duckdb"
+
+
+def _mine(db: Path) -> list[dict]:
+    found = mine(db, folds=3, min_tasks=3, target_fa=0.05)
+    return [c.model_dump(mode="json") for c in found.contracts]
+
+
+def test_a_small_cap_finds_the_same(
+    wide: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    capped = tmp_path / "capped.duckdb"
+    shutil.copy(wide, capped)
+    expected = _mine(wide)
+    monkeypatch.setenv("TRACEMINE_DUCKDB_MEMORY", "96MB")
+    assert _mine(capped) == expected
+
+
+def test_a_cap_too_small_is_one_line(
+    wide: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    capped = tmp_path / "tiny.duckdb"
+    shutil.copy(wide, capped)
+    monkeypatch.setenv("TRACEMINE_DUCKDB_MEMORY", "8MB")
+    with pytest.raises(MemoryLimitError, match=r"ran out of memory .*=16MB or more"):
+        mine(capped, folds=3)
+    result = CliRunner().invoke(app, ["mine", "--db", str(capped), "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2
+    message = result.output.strip()
+    assert "TRACEMINE_DUCKDB_MEMORY=16MB" in message and "Traceback" not in message
+    assert len(message.splitlines()) <= 2  # one line, which the terminal may wrap
