@@ -16,7 +16,14 @@ from tracemine.model.contract import Contract
 
 @pytest.mark.parametrize(
     "key",
-    ["1270145486", "gift_card_1591784", "USR003", "7", "3fa85f64-5717-4562-b3fc-2c963f66afa6"],
+    [
+        "1270145486",
+        "gift_card_1591784",
+        "USR003",
+        "7",
+        "3fa85f64-5717-4562-b3fc-2c963f66afa6",
+        "linda.jameson@bluesparrowtech.com",
+    ],
 )
 def test_keys_that_look_like_ids(key: str) -> None:
     assert id_like(key)

@@ -10,8 +10,9 @@ profile is built. Mining reads values through the view ``tm_values``, which is
 Detection looks at the distinct paths first (cheap), then counts tasks only for objects
 whose keys look like ids:
 
-- a key looks like an id when it is all digits, has a run of three or more digits, or is
-  a hex or UUID token of eight characters or more with a digit in it;
+- a key looks like an id when it is all digits, has a run of three or more digits, is
+  a hex or UUID token of eight characters or more with a digit in it, or is an email
+  address (files shared with people, keyed by their address);
 - an object is a map when at least ``ID_SHARE`` of its keys look like ids, it has at least
   ``MIN_KEYS`` of them, and a key appears on average in at most ``KEY_SHARE`` of the tasks
   the object appears in. Keys that every record shares (years, say) are fields.
@@ -32,7 +33,7 @@ from tracemine.model.paths import PathError, format_path, parse
 ID_SHARE = 0.8
 MIN_KEYS = 2
 KEY_SHARE = 0.5
-_ID = re.compile(r"\d+|.*\d{3,}.*|(?=.*\d)[0-9a-fA-F-]{8,}")
+_ID = re.compile(r"\d+|.*\d{3,}.*|(?=.*\d)[0-9a-fA-F-]{8,}|[^@\s]+@[^@\s]+\.[^@\s]+")
 _SEGMENT = r'(\.[A-Za-z_][A-Za-z0-9_\-]*|\["(?:[^"\\]|\\.)*"\])'
 
 
