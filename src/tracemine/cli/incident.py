@@ -17,15 +17,13 @@ def incident_command(
     trace: Annotated[Path, typer.Argument(help="Trace file holding the failing run.")],
     run_id: Annotated[str, typer.Option("--run", help="Id of the failing run in TRACE.")],
     db: DbOption,
-    out: Annotated[
-        Path, typer.Option("--out", help="Folder for the fragment, cassettes and test module.")
-    ],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the fragment, cassettes, tests.")],
     name: Annotated[
-        str | None, typer.Option("--name", help="Name of the incident (default: --out's name).")
+        str | None, typer.Option("--name", help="Incident name (default: --out's name).")
     ] = None,
     format: ReaderOption = None,
     control: Annotated[
-        int, typer.Option("--control", help="Known-good runs replayed as the control slice.")
+        int, typer.Option("--control", help="Known-good runs in the control slice.")
     ] = 5,
     min_tasks: Annotated[
         int, typer.Option("--min-tasks", help="Known-good tasks a fitted contract needs.")
