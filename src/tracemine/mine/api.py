@@ -18,6 +18,7 @@ from tracemine.mine.context import assign_folds, load_contexts, register_members
 from tracemine.mine.crossfit import Shared
 from tracemine.mine.crossfit import crossfit as crossfit_tasks
 from tracemine.mine.detect import estimate
+from tracemine.mine.noise import mark_noisy
 from tracemine.mine.profile import ensure_profiles
 from tracemine.mine.relations import Relations, find_pairs
 from tracemine.mine.select import Settings, select
@@ -130,6 +131,8 @@ def mine(
         if run_level:
             runs_kept, run_summary = mine_runs(con, assignment, settings, FOLD_SUPPORT, tools)
             kept += runs_kept
+        if crossfit:
+            kept = mark_noisy(con, kept, candidates, assignment, settings.folds)
         con.unregister("_tm_membership")
         con.unregister("_tm_folds")
     finally:

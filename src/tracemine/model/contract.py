@@ -183,6 +183,19 @@ class Evidence(BaseModel):
     )
     confidence: float = 0.95
     counterexamples: list[Counterexample] = Field(default_factory=list)
+    trial_tasks: int | None = Field(
+        None,
+        description="held-out tasks with two or more nominal trials that exercised it "
+        "(verdicts of the version fitted on the other folds)",
+    )
+    flipped_tasks: int | None = Field(
+        None,
+        description="of those, the tasks whose trials disagree on it (violated in one, "
+        "held in another): more than 0 marks the contract noisy",
+    )
+    flip_rate: float | None = Field(
+        None, description="pairs of trials of one task whose verdicts differ ÷ all such pairs"
+    )
 
 
 class Recovery(BaseModel):
