@@ -111,7 +111,10 @@ def test_the_bound_and_the_selection_are_what_separates(
     assert selected.tasks == 12
 
 
-def _write(path: Path, runs: list[list[tuple[str, dict[str, Any], Any]]], reward: float) -> Path:
+Calls = list[tuple[str, dict[str, Any], Any]]  # tool, arguments, result
+
+
+def _write(path: Path, runs: list[Calls], reward: float) -> Path:
     lines = []
     for number, calls in enumerate(runs):
         for seq, (tool, arguments, result) in enumerate(calls):
@@ -123,7 +126,7 @@ def _write(path: Path, runs: list[list[tuple[str, dict[str, Any], Any]]], reward
     return path
 
 
-def _mailing(rng: random.Random, size: int, sent: int) -> list[tuple[str, dict[str, Any], Any]]:
+def _mailing(rng: random.Random, size: int, sent: int) -> Calls:
     # recipients come from elsewhere (a mailing list the traces do not show), so only
     # their number relates to the selection
     selection = [f"s{rng.randrange(1000)}" for _ in range(size)]
@@ -149,6 +152,26 @@ def test_a_count_the_vocabulary_cannot_say_is_reported_missing(tmp_path: Path) -
     )
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "incident.cassette.jsonl", "incident.json"]  # fmt: skip
+
+
+def _withdrawal(rng: random.Random, held: int, taken: int) -> Calls:
+    # names with nothing in common: mining pairs no bound between them
+    return [("account", {"id": f"a{rng.randrange(999)}"}, {"q": held}),
+            ("withdraw", {"v": taken}, {"done": True})]  # fmt: skip
+
+
+def test_a_bound_mining_did_not_propose_is_reported_not_mined(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    nominal = []
+    for _ in range(24):
+        held = rng.randrange(100, 5000)
+        nominal.append(_withdrawal(rng, held, rng.randrange(1, held)))
+    tracemine.ingest([_write(tmp_path / "nominal.jsonl", nominal, 1.0)], tmp_path / "n.duckdb")
+    failing = _write(tmp_path / "incident.jsonl", [_withdrawal(rng, 200, 900)], 0.0)
+    report = incident(failing, "incident", tmp_path / "n.duckdb", tmp_path / "out")
+    assert report.separating == []
+    bound = [g for g in report.missing_vocabulary if g.startswith("withdraw.args.v <= account")]
+    assert len(bound) == 1 and "broken here (900 vs 200); not mined: bounded_by says it" in bound[0]
 
 
 def test_the_replicas_are_what_the_generator_writes(tmp_path: Path) -> None:
