@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 
 import polars as pl
+from typer.testing import CliRunner
 
+from tracemine.cli import app
 from tracemine.ingest import ingest
 from tracemine.mine import mine
 from tracemine.model.contract import Contract, ContractFile, Kind
@@ -56,3 +58,12 @@ def test_nothing_is_marked_without_cross_fitting(tmp_path: Path) -> None:
     found = mine(_store(tmp_path), crossfit=False, min_tasks=3)
     evidence = _find(found, Kind.TYPE, "result.price").evidence
     assert evidence is not None and evidence.flip_rate is None and evidence.trial_tasks is None
+
+
+def test_mine_says_how_many_are_noisy(tmp_path: Path) -> None:
+    db = _store(tmp_path)
+    args = ["mine", "--db", str(db), "--out", str(tmp_path / "c.json"), "--folds", "4",
+            "--target-fa", "0.5", "--min-tasks", "3", "--all-eligible"]  # fmt: skip
+    done = CliRunner().invoke(app, args, env={"COLUMNS": "120"})
+    assert done.exit_code == 0, done.output
+    assert "1 noisy: verdict differs between trials of a held-out task" in done.output
