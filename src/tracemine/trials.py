@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -97,6 +98,53 @@ def verdicts(replayed: RunReplay, plans: Mapping[str, Sequence[str]]) -> dict[st
     return out
 
 
+@dataclass
+class Flips:
+    """One contract's verdicts across the trials of each task: tasks with two or more
+    trials exercising it, tasks whose trials disagree, pairs of trials of one task and
+    pairs that differ, runs violated and held, and a few examples."""
+
+    tasks: int = 0
+    flipped: int = 0
+    pairs: int = 0
+    differing: int = 0
+    violated_runs: int = 0
+    held_runs: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        """Pairs of trials of one task that disagree, over all such pairs."""
+        return self.differing / self.pairs if self.pairs else 0.0
+
+
+def flips(grouped: Mapping[str, Sequence[tuple[str, Mapping[str, bool]]]]) -> dict[str, Flips]:
+    """Per contract id, how its verdicts differ between trials: ``grouped`` maps a task to
+    its runs' (run id, contract id → violated) pairs. A task counts for a contract when
+    two or more of its trials exercised it."""
+    tallies: dict[str, Flips] = defaultdict(Flips)
+    for task, trials in sorted(grouped.items()):
+        contracts = {cid for _, seen in trials for cid in seen}
+        for cid in sorted(contracts):
+            broke = [rid for rid, seen in trials if seen.get(cid) is True]
+            held = [rid for rid, seen in trials if seen.get(cid) is False]
+            n = len(broke) + len(held)
+            if n < 2:
+                continue
+            tally = tallies[cid]
+            tally.tasks += 1
+            tally.pairs += n * (n - 1) // 2
+            tally.differing += len(broke) * len(held)
+            tally.violated_runs += len(broke)
+            tally.held_runs += len(held)
+            if broke and held:
+                tally.flipped += 1
+                if len(tally.examples) < 3:
+                    tally.examples.append(f"task {task}: violated in {', '.join(broke[:3])}; "
+                                          f"held in {', '.join(held[:3])}")  # fmt: skip
+    return dict(tallies)
+
+
 def judge_trials(
     runs: Sequence[tuple[RunReplay, Mapping[str, Any]]],
     plans: Mapping[str, Sequence[str]],
@@ -119,30 +167,9 @@ def judge_trials(
     report.tasks = len(grouped)
     report.runs_grouped = sum(len(trials) for trials in grouped.values())
     described = {s.contract_id: s for s in summaries}
-    tallies: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
-    examples: dict[str, list[str]] = defaultdict(list)
-    for task, trials in sorted(grouped.items()):
-        contracts = {cid for _, seen in trials for cid in seen}
-        for cid in contracts:
-            broke = [rid for rid, seen in trials if seen.get(cid) is True]
-            held = [rid for rid, seen in trials if seen.get(cid) is False]
-            n = len(broke) + len(held)
-            if n < 2:
-                continue
-            tally = tallies[cid]  # tasks, flipped tasks, pairs, differing pairs, runs v/h
-            tally[0] += 1
-            tally[2] += n * (n - 1) // 2
-            tally[3] += len(broke) * len(held)
-            tally[4] += len(broke)
-            tally[5] += len(held)
-            if broke and held:
-                tally[1] += 1
-                if len(examples[cid]) < 3:
-                    examples[cid].append(f"task {task}: violated in {', '.join(broke[:3])}; "
-                                         f"held in {', '.join(held[:3])}")  # fmt: skip
-    for cid, (tasks, flipped, pairs, differing, broke_runs, held_runs) in tallies.items():
+    for cid, tally in flips(grouped).items():
         summary = described.get(cid)
-        if not flipped or summary is None:
+        if not tally.flipped or summary is None:
             continue
         report.noisy.append(
             NoisyContract(
@@ -150,12 +177,12 @@ def judge_trials(
                 contract_id=cid,
                 kind=summary.kind,
                 path=summary.path,
-                tasks=tasks,
-                flipped_tasks=flipped,
-                flip_rate=round(differing / pairs, 4),
-                violated_runs=broke_runs,
-                held_runs=held_runs,
-                examples=examples[cid],
+                tasks=tally.tasks,
+                flipped_tasks=tally.flipped,
+                flip_rate=round(tally.rate, 4),
+                violated_runs=tally.violated_runs,
+                held_runs=tally.held_runs,
+                examples=tally.examples,
             )
         )
     report.noisy.sort(key=lambda n: (-n.flip_rate, n.tool, n.contract_id))

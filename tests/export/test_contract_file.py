@@ -30,6 +30,9 @@ def _file() -> ContractFile:
                  params={"min": 0}),
         Contract(tool="get_order", side="result", kind="pattern", paths=["result.order_id"],
                  params={"regex": "^#W[0-9]{7}$"}, when={"path": "args.x", "op": "present"}),
+        Contract(tool="create_refund", side="run", kind="bounded_by",
+                 paths=["args.amount_cents"],
+                 params={"from_tool": "get_order", "from_path": "result.total_cents"}),
     ])  # fmt: skip
 
 
@@ -51,6 +54,9 @@ def test_schema_states_each_kinds_params() -> None:
     document["contracts"][1]["params"] = {}
     errors = list(Draft202012Validator(schema).iter_errors(document))
     assert any("'regex' is a required property" in e.message for e in errors)
+    document["contracts"][2]["params"] = {"from_tool": "get_order"}
+    errors = list(Draft202012Validator(schema).iter_errors(document))
+    assert any("'from_path' is a required property" in e.message for e in errors)
 
 
 def test_round_trip(tmp_path: Path) -> None:
@@ -69,6 +75,11 @@ def test_round_trip(tmp_path: Path) -> None:
         (lambda d: d["contracts"][0].update(paths=["total"]), "must start with args or result"),
         (lambda d: d["contracts"][1]["when"].update(op="~"), "contracts[1] (c_"),
         (lambda d: d["contracts"][0].update(colour="red"), "colour: Extra inputs"),
+        (lambda d: d["contracts"][2]["params"].pop("from_path"), "contracts[2] (c_"),
+        (
+            lambda d: d["contracts"][2].update(paths=["args.a", "args.b"]),
+            "paths: ['args.a', 'args.b'] is too long (kind bounded_by)",
+        ),
     ],
 )
 def test_invalid_files_name_the_file_and_field(change, message, tmp_path: Path) -> None:

@@ -132,3 +132,23 @@ def test_nothing_accepted_writes_empty_targets_and_says_so(
     report = export_contracts(empty, fmt, tmp_path / "out", spec=mined.spec)
     assert report.selected == 0 and report.exported == 0
     assert any("no contract is accepted" in n for n in report.notes)
+
+
+def test_a_bound_against_an_earlier_call_goes_to_the_monitor_not_to_a_schema(
+    tmp_path: Path,
+) -> None:
+    bound = Contract(tool="create_refund", side="run", kind="bounded_by",
+                     paths=["args.amount_cents"], status="accepted",
+                     params={"from_tool": "get_order", "from_path": "result.total_cents"})  # fmt: skip
+    source = ContractFile(contracts=[bound])
+    report = export_contracts(source, "native", tmp_path / "native.json")
+    assert report.exported == 1 and not report.unexpressed
+    monitor = Monitor.load(tmp_path / "native.json")
+    run = monitor.start_run()
+    monitor.check("get_order", {"order_id": "#1"}, {"total_cents": 1200}, run=run)
+    (v,) = monitor.check("create_refund", {"amount_cents": 4500}, {}, run=run).violations
+    assert (v.contract_id, v.observed) == (bound.id, "4500 > 1200")
+    _, skipped = result_schema("create_refund", [bound])
+    assert [reason for _, reason in skipped] == [
+        "run-level: a result schema sees one call at a time"
+    ]

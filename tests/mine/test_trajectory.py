@@ -78,7 +78,8 @@ def test_run_level_evidence_is_cross_fitted(suite: tuple[ContractFile, Path]) ->
     assert load_contracts(path).contracts == contracts.contracts  # the file format holds them
     found = run_level(contracts)
     assert {c.kind for c in found} == {Kind.COMPLETENESS, Kind.REQUIRES_PRIOR, Kind.PROVENANCE,
-                                       Kind.CALL_CAP, Kind.EXPECTED_TOOLS}  # fmt: skip
+                                       Kind.BOUNDED_BY, Kind.CALL_CAP,
+                                       Kind.EXPECTED_TOOLS}  # fmt: skip
     runs = contracts.provenance["profile"]["runs"]
     for c in found:
         e = c.evidence
@@ -157,3 +158,65 @@ def test_constants_and_parallel_calls_make_no_link(tmp_path: Path) -> None:
     assert ("audit", "args.ref", "pay", "args.ref") in links
     assert not any(path == "args.currency" for _, path, _, _ in links)
     assert not any({tool, source} == {"audit", "log"} for tool, _, source, _ in links)
+
+
+def test_bounds_and_selected_elements_are_mined(tmp_path: Path) -> None:
+    """A refund within the order total, recipients chosen among the customers a search
+    returned: ``bounded_by`` and provenance over ``args.to[*]``. A number bounded only by
+    chance (a page size below an unrelated count, an item count below the total) makes no
+    bound."""
+    lines = []
+    everyone = [f"c{n:02d}@example.com" for n in range(30)]
+    for task in range(16):
+        for trial in range(2):
+            run, t = f"t{task}.r{trial}", f"t{task}"
+            total = 1000 + 250 * task + 10 * trial
+            amount = total * (1 + (task + trial) % 4) // 4
+            chosen = everyone[task : task + 2 + task % 3]
+            calls = [
+                ("list_customers", {"page_size": 5 + task % 3},
+                 {"customers": everyone, "count": 30}),
+                ("get_order", {"order_id": f"o{task}"}, {"total_cents": total, "items": 3}),
+                ("search", {"segment": f"s{task}"}, {"emails": chosen}),
+                ("create_refund", {"order_id": f"o{task}", "amount_cents": amount}, {"ok": True}),
+                ("send", {"to": chosen}, {"sent": len(chosen)}),
+            ]  # fmt: skip
+            for seq, (tool, args, result) in enumerate(calls):
+                lines.append(_line(run, t, trial, seq, seq, tool, args, result))
+    trace = tmp_path / "shop.jsonl"
+    trace.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    ingest([trace], tmp_path / "shop.duckdb")
+    found = mine(tmp_path / "shop.duckdb", folds=4, target_fa=0.2, min_tasks=5, run_level=True)
+    bounds = {(c.tool, c.paths[0], c.params["from_tool"], c.params["from_path"])
+              for c in run_level(found) if c.kind == Kind.BOUNDED_BY}  # fmt: skip
+    assert bounds == {("create_refund", "args.amount_cents", "get_order", "result.total_cents")}
+    (bound,) = [c for c in run_level(found) if c.kind == Kind.BOUNDED_BY]
+    assert bound.description == (
+        "create_refund.args.amount_cents <= an earlier get_order.result.total_cents"
+    )
+    assert bound.implied_by is None and bound.evidence is not None
+    assert bound.evidence.family == "bounded_by/run" and bound.evidence.heldout_calls > 0
+    sources = {(c.params["from_tool"], c.params["from_path"])
+               for c in run_level(found) if c.kind == Kind.PROVENANCE and c.tool == "send"
+               and c.paths == ["args.to[*]"]}  # fmt: skip
+    assert sources == {("search", "result.emails[*]"), ("list_customers", "result.customers[*]")}
+
+
+def test_a_bound_is_implied_by_the_provenance_of_the_same_value(tmp_path: Path) -> None:
+    """A refund of the whole total is also within it: the bound hides behind provenance."""
+    lines = []
+    for task in range(12):
+        for trial in range(2):
+            run, t, total = f"t{task}.r{trial}", f"t{task}", 1000 + 130 * task + trial
+            lines.append(_line(run, t, trial, 0, 0, "get_order", {"order_id": f"o{task}"},
+                               {"total_cents": total}))  # fmt: skip
+            lines.append(_line(run, t, trial, 1, 1, "create_refund", {"amount_cents": total},
+                               {"ok": True}))  # fmt: skip
+    trace = tmp_path / "whole.jsonl"
+    trace.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    ingest([trace], tmp_path / "whole.duckdb")
+    found = run_level(mine(tmp_path / "whole.duckdb", folds=4, target_fa=0.2, min_tasks=5,
+                           run_level=True))  # fmt: skip
+    (equal,) = [c for c in found if c.kind == Kind.PROVENANCE]
+    (bound,) = [c for c in found if c.kind == Kind.BOUNDED_BY]
+    assert bound.implied_by == equal.id and equal.paths == bound.paths

@@ -55,6 +55,15 @@ GOOD = {
             "when.op",
         ),
         ({"schema_version": "1", "contracts": [{**GOOD, "id": ""}]}, "'id'"),
+        (
+            {
+                "schema_version": "1",
+                "contracts": [
+                    {**GOOD, "kind": "bounded_by", "side": "run", "params": {"from_tool": "o"}}
+                ],
+            },
+            "bounded_by needs params.from_path",
+        ),
     ],
 )
 def test_malformed_files_are_refused_with_a_reason(tmp_path, data, message) -> None:

@@ -80,6 +80,12 @@ CONTRACTS = [
         side="run",
         params={"from_tool": "get_order", "from_path": "result.total"},
     ),
+    contract(
+        "bounded_by",
+        ["args.amount"],
+        side="run",
+        params={"from_tool": "get_order", "from_path": "result.total"},
+    ),
     contract("call_cap", [], side="run", params={"max": 3}),
     contract("expected_tools", [], tool="*", side="run", params={"required": ["get_order"]}),
 ]
@@ -176,3 +182,28 @@ def _equal_with_nan(a: object, b: object) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_equal_with_nan(a[k], b[k]) for k in a)
     return a == b
+
+
+NUMBERISH = (
+    st.integers() | st.floats() | st.booleans() | st.none() | st.text(max_size=3)
+    | st.integers(min_value=2**63, max_value=2**80)
+)  # fmt: skip
+
+
+@given(amount=NUMBERISH, totals=st.lists(NUMBERISH, max_size=3))
+def test_bounded_by_holds_exactly_when_a_number_is_within_an_earlier_one(
+    monitors, amount, totals
+) -> None:
+    fast, _ = monitors
+    run = fast.start_run()
+    for total in totals:
+        fast.check("get_order", {}, {"total": total}, run=run)
+    receipt = fast.check("get_order", {"amount": amount}, {}, run=run)
+    broken = {v.kind for v in receipt.violations} >= {"bounded_by"}
+
+    def number(value: object) -> bool:
+        return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+    ceilings = [t for t in totals if number(t)]
+    # null is a value, not an absent argument: it is no number, so it breaks the bound
+    assert broken == (not (number(amount) and ceilings and amount <= max(ceilings)))

@@ -95,6 +95,33 @@ def test_requires_prior_and_provenance(make_monitor) -> None:
     assert no_run.coverage == "partial" and "run" in no_run.not_evaluated[0].reason
 
 
+def test_bounded_by_an_earlier_value(make_monitor) -> None:
+    """A refund within the order total fetched earlier: the largest earlier total bounds
+    it; more, a string, or no earlier order breaks it; a call without it is not judged."""
+    bound = contract("bounded_by", ["args.amount"], tool="create_refund", side="run",
+                     params={"from_tool": "get_order", "from_path": "result.total"})  # fmt: skip
+    monitor = make_monitor(bound)
+    run = monitor.start_run()
+    alone = monitor.check("create_refund", {"amount": 5}, {}, run=run)
+    (v,) = alone.violations
+    assert (v.kind, v.path) == ("bounded_by", "args.amount")
+    assert v.expected == "at most an earlier get_order result.total"
+    assert v.observed == "5 (no earlier get_order result)"
+    run = monitor.start_run()
+    monitor.check("get_order", {}, {"total": 1200}, run=run)
+    monitor.check("get_order", {}, {"total": 800}, run=run)
+    monitor.check("get_order", {}, {"total": 90000}, run=run, status="tool_error")
+    assert monitor.check("create_refund", {"amount": 1200.0}, {}, run=run).ok
+    assert monitor.check("create_refund", {"amount": 300}, {}, run=run).ok
+    assert monitor.check("create_refund", {}, {}, run=run).ok
+    (over,) = monitor.check("create_refund", {"amount": 4500}, {}, run=run).violations
+    assert over.observed == "4500 > 1200"
+    (text,) = monitor.check("create_refund", {"amount": "4500"}, {}, run=run).violations
+    assert text.expected.startswith("a number at most") and text.observed == '"4500"'
+    verdict = monitor.finalize(run)  # incomplete: the failed get_order was not retried
+    assert [g.code for g in verdict.gaps] == ["execution_error"] and len(verdict.violations) == 2
+
+
 def test_call_cap(make_monitor) -> None:
     monitor = make_monitor(contract("call_cap", [], tool="search", side="run", params={"max": 2}))
     run = monitor.start_run()

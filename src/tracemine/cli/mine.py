@@ -129,6 +129,12 @@ def render(result: ContractFile, out: Path) -> None:
         f"{params.get('target_fa')}) in {result.provenance.get('seconds', 0):.1f} s; "
         f"profiles {'reused' if profile.get('reused') else 'computed'}"
     )
+    noisy = [c for c in result.contracts if c.evidence and c.evidence.flipped_tasks]
+    if noisy:
+        console.print(
+            f"[yellow]{len(noisy)} noisy[/]: verdict differs between trials of a held-out "
+            "task (evidence.flipped_tasks, flip_rate)"
+        )
     for line in tools.values():
         if line.get("why"):
             console.print(f"[yellow]no contract[/] {line['why']}")

@@ -62,7 +62,11 @@ class IncidentReport(BaseModel):
     violated: int = Field(description="fitted contracts the failing run breaks")
     separating: list[Separating] = Field(default_factory=list, description="written")
     alternatives: list[Separating] = Field(default_factory=list)
-    missing_vocabulary: list[str] = Field(default_factory=list)
+    missing_vocabulary: list[str] = Field(
+        default_factory=list,
+        description="when nothing separates: relations that would have, and what the "
+        "vocabulary or mining lacks to say them",
+    )
     control_runs: list[str] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)
 
@@ -179,7 +183,8 @@ def incident(
         alternatives=[separating(c) for c in ranked[1 : 1 + ALTERNATIVES]],
     )  # fmt: skip
     grouped = {rid: (run.get("task_id"), calls) for rid, (run, calls) in nominal.items()}
-    report.missing_vocabulary = [g.message() for g in find_gaps(failing, grouped, min_tasks)]
+    if not report.separating:
+        report.missing_vocabulary = [g.message() for g in find_gaps(failing, grouped, min_tasks)]
     chosen = [by_id[s.contract_id] for s in report.separating]
     write_outputs(report, Path(out), failing, nominal, chosen, control)
     return report

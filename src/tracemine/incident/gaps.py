@@ -1,7 +1,8 @@
-"""Relations across calls that the contract vocabulary cannot say, found in the data.
+"""Relations across calls that separate a failing run and no fitted contract says.
 
 When no contract separates a failing run, the report says which vocabulary is missing,
-the way a receipt says what it could not evaluate. Three relations between a call's
+the way a receipt says what it could not evaluate (or which contract mining did not
+propose where the vocabulary has one). Three relations between a call's
 argument and an earlier call of another tool are looked for, each holding on every
 known-good run that has both calls (in ``min_tasks`` tasks or more) and broken by the
 failing run:
@@ -24,13 +25,14 @@ from typing import Any
 Calls = Sequence[Mapping[str, Any]]
 
 MISSING = {
-    "bound": "a run-level bound against an earlier call's value (provenance with <= "
-    "instead of equality): the vocabulary has no such kind, in mine or in the monitor",
-    "count": "a run-level count against an earlier call's array (len of an argument <= "
-    "len of an earlier result): the vocabulary has no such kind",
-    "subset": "provenance over the elements of an array argument: the monitor can check "
-    "args.x[*] against an earlier path, but mining proposes provenance for top-level "
-    "scalar arguments only",
+    "bound": "not mined: bounded_by says it, but mining proposed no such contract here: it "
+    "pairs an argument only with earlier numbers outside arrays whose names share a word or both "
+    "name an amount, with 3 distinct values or more",
+    "count": "missing: a run-level count against an earlier call's array (len of an argument <= "
+    "len of an earlier result): the vocabulary has no such kind; provenance over the "
+    "elements (args.x[*]) says the stronger relation when they are the selected values",
+    "subset": "not mined: provenance over args.x[*] says it, but mining proposed no such contract "
+    "here: it traces the elements of arrays of scalars, with 3 distinct values or more",
 }
 _OPS = {"bound": "<=", "count": "<=", "subset": "⊆"}
 
@@ -53,8 +55,7 @@ class Gap:
             f"{_named(self.tool, self.path)} {_OPS[self.relation]} "
             f"{_named(self.source_tool, self.source_path)} of an earlier call: held on "
             f"{self.runs} known-good runs "
-            f"({self.tasks} tasks), broken here ({self.observed}); missing: "
-            f"{MISSING[self.relation]}"
+            f"({self.tasks} tasks), broken here ({self.observed}); {MISSING[self.relation]}"
         )
 
 

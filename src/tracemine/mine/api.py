@@ -18,6 +18,7 @@ from tracemine.mine.context import assign_folds, load_contexts, register_members
 from tracemine.mine.crossfit import Shared
 from tracemine.mine.crossfit import crossfit as crossfit_tasks
 from tracemine.mine.detect import estimate
+from tracemine.mine.noise import mark_noisy
 from tracemine.mine.profile import ensure_calls, ensure_profiles
 from tracemine.mine.relations import Relations, find_pairs
 from tracemine.mine.select import Settings, select
@@ -139,6 +140,9 @@ def mine(
             step = "mining run-level contracts"
             runs_kept, run_summary = mine_runs(con, assignment, settings, FOLD_SUPPORT, tools)
             kept += runs_kept
+        if crossfit:
+            step = "replaying trials for noisy contracts"
+            kept = mark_noisy(con, kept, candidates, assignment, settings.folds)
         for name in ("_tm_membership", "_tm_folds", "_tm_fold_membership"):
             con.unregister(name)
     except duckdb.OutOfMemoryException:

@@ -5,7 +5,10 @@ tested on the held-out fold by the very function that proposed it.
 
     requires_prior  B only after a successful A (an earlier turn), optionally with B's
                     identifier argument equal to that A's
-    provenance      every value of B.args.x equals a value at A.y of an earlier ok A call
+    provenance      every value of B.args.x (each element of B.args.x[*]) equals a value at
+                    A.y of an earlier ok A call
+    bounded_by      every number at B.args.x is at most a number at A.y of an earlier ok A
+                    call, for names with affinity (an amount within a total)
     call_cap        at most max + headroom calls of a tool per run
     expected_tools  per family: tools every run calls with success, tools none calls
 
@@ -60,13 +63,17 @@ def _contract(tool: str, kind: Kind, paths: list[str], params: dict[str, Any]) -
 
 
 def build_facts(runs: dict[str, RunInfo], values: ValueFacts) -> Facts:
-    """Judge every requires_prior and provenance candidate on every run."""
+    """Judge every requires_prior, provenance and bounded_by candidate on every run."""
     facts = Facts(runs)
     priors = _priors(runs)
     for (b, a), outcomes in priors.items():
         facts.fixed[("prior", b, a)] = (_contract(b, Kind.REQUIRES_PRIOR, [], {"tool": a}),
                                         outcomes)  # fmt: skip
-    for (b, x, a, y), outcomes in _provenance(runs, values).items():
+    bounded = _provenance(runs, values, values.bounds, "{x} above every earlier {a} {y}")
+    for (b, x, a, y), outcomes in bounded.items():
+        source = {"from_tool": a, "from_path": y}
+        facts.fixed[("bound", b, x, a, y)] = (_contract(b, Kind.BOUNDED_BY, [x], source), outcomes)
+    for (b, x, a, y), outcomes in _provenance(runs, values, values.sources).items():
         source = {"from_tool": a, "from_path": y}
         facts.fixed[("prov", b, x, a, y)] = (_contract(b, Kind.PROVENANCE, [x], source), outcomes)
         plain = priors.get((b, a))
@@ -111,15 +118,19 @@ def _priors(runs: dict[str, RunInfo]) -> dict[tuple[str, str], dict[str, Outcome
 
 
 def _provenance(
-    runs: dict[str, RunInfo], facts: ValueFacts
+    runs: dict[str, RunInfo],
+    facts: ValueFacts,
+    sources: dict[tuple[int, str], set[tuple[str, str]]],
+    broken_text: str = "{x} matches no earlier {a} {y}",
 ) -> dict[tuple[str, str, str, str], dict[str, Outcome]]:
-    """Per (B, x, A, y) matched at least once: per run where B has a value at x, whether
-    every such value came from an earlier ok A call's y."""
+    """Per (B, x, A, y) found in ``sources`` at least once: per run where B has a value
+    at x, whether every such value had an earlier ok A call's y among its ``sources``
+    (an equal value for provenance, a value at least as large for a bound)."""
     rows: dict[tuple[str, str], list[tuple[str, RunCall, Any, set[tuple[str, str]]]]] = {}
     tools = {call.key: (run.run_id, call) for run in runs.values() for call in run.calls}
     for (key, path), value in facts.values.items():
         run_id, call = tools[key]
-        found = facts.sources.get((key, path), set())
+        found = sources.get((key, path), set())
         rows.setdefault((call.tool, path), []).append((run_id, call, value, found))
     out: dict[tuple[str, str, str, str], dict[str, Outcome]] = {}
     for (b, x), items in sorted(rows.items()):
@@ -130,7 +141,7 @@ def _provenance(
                 if run_id in judged and judged[run_id].violated:
                     continue  # the run is already broken at an earlier call
                 broken = (a, y) not in found
-                seen = f"{x} matches no earlier {a} {y}" if broken else ""
+                seen = broken_text.format(x=x, a=a, y=y) if broken else ""
                 if run_id not in judged or broken:
                     judged[run_id] = Outcome(broken, value, call, seen)
     return out
@@ -145,7 +156,7 @@ def fixed(facts: Facts, runs: list[RunInfo], min_support: int) -> list[Proposal]
         tasks = {run.task for run, _ in judged}
         if not judged or len(tasks) < min_support or any(o.violated for _, o in judged):
             continue
-        if key[0] in ("prov", "same"):
+        if key[0] in ("prov", "same", "bound"):
             varied = {_hashable(o.value) for _, o in judged}
             if len(varied) < MIN_DISTINCT_VALUES:
                 continue

@@ -201,6 +201,9 @@ def describe_run(contract: Contract) -> str:
     if contract.kind == Kind.PROVENANCE:
         return f"{contract.tool}.{contract.paths[0]} from an earlier " \
                f"{params['from_tool']}.{params['from_path']}"  # fmt: skip
+    if contract.kind == Kind.BOUNDED_BY:
+        return f"{contract.tool}.{contract.paths[0]} <= an earlier " \
+               f"{params['from_tool']}.{params['from_path']}"  # fmt: skip
     if contract.kind == Kind.CALL_CAP:
         return f"at most {params['max']} {contract.tool} calls per run"
     if contract.kind == Kind.EXPECTED_TOOLS:
@@ -212,17 +215,26 @@ def describe_run(contract: Contract) -> str:
 
 def _link_implied(contracts: list[Contract]) -> list[Contract]:
     """A plain ``requires_prior`` kept beside one with ``same`` for the same two tools is
-    implied by it; order: completeness, then by kind, tool, paths and parameters."""
+    implied by it, and a ``bounded_by`` by the ``provenance`` of the same argument from the
+    same earlier path (an equal value is within the bound); order: completeness, then by
+    kind, tool, paths and parameters."""
     strong = {
         (c.tool, c.params["tool"]): c.id
         for c in contracts
         if c.kind == Kind.REQUIRES_PRIOR and c.params.get("same")
+    }
+    equal = {
+        (c.tool, c.paths[0], c.params["from_tool"], c.params["from_path"]): c.id
+        for c in contracts
+        if c.kind == Kind.PROVENANCE
     }
     out = []
     for c in contracts:
         link = None
         if c.kind == Kind.REQUIRES_PRIOR and not c.params.get("same"):
             link = strong.get((c.tool, c.params["tool"]))
+        elif c.kind == Kind.BOUNDED_BY:
+            link = equal.get((c.tool, c.paths[0], c.params["from_tool"], c.params["from_path"]))
         out.append(c.model_copy(update={"implied_by": link}) if link else c)
     order = list(Kind)
     return sorted(out, key=lambda c: (order.index(c.kind), c.tool, c.paths,

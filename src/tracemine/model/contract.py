@@ -15,6 +15,9 @@ that checks it live in their own stages. Parameters by kind (``params``):
     equals/le/lt/member/subset                   paths: [left, right]
     requires_prior {"tool": A, "same": ["args.order_id", "args.order_id"]?}   (run)
     provenance  {"from_tool": A, "from_path": "result.total_cents"}   paths: [this arg] (run)
+    bounded_by  {"from_tool": A, "from_path": "result.total_cents"}   paths: [this arg] (run)
+                every number at the argument is at most a value at ``from_path`` of an
+                earlier ok ``from_tool`` call (a refund within the order total)
     call_cap    {"max": n}                                                        (run)
     expected_tools {"family": f, "required": [...], "forbidden": [...]}           (run)
     completeness {}       every call answered exactly once with its own id        (run)
@@ -66,13 +69,15 @@ class Kind(StrEnum):
     COMPLETENESS = "completeness"
     REQUIRES_PRIOR = "requires_prior"
     PROVENANCE = "provenance"
+    BOUNDED_BY = "bounded_by"
     CALL_CAP = "call_cap"
     EXPECTED_TOOLS = "expected_tools"
 
 
 RUN_KINDS = frozenset(
-    {Kind.COMPLETENESS, Kind.REQUIRES_PRIOR, Kind.PROVENANCE, Kind.CALL_CAP, Kind.EXPECTED_TOOLS}
-)
+    {Kind.COMPLETENESS, Kind.REQUIRES_PRIOR, Kind.PROVENANCE, Kind.BOUNDED_BY, Kind.CALL_CAP,
+     Kind.EXPECTED_TOOLS}
+)  # fmt: skip
 RELATIONAL_KINDS = frozenset(
     {Kind.EQUALS, Kind.LE, Kind.LT, Kind.SUM_EQUALS, Kind.MEMBER, Kind.SUBSET}
 )
@@ -184,6 +189,19 @@ class Evidence(BaseModel):
     )
     confidence: float = 0.95
     counterexamples: list[Counterexample] = Field(default_factory=list)
+    trial_tasks: int | None = Field(
+        None,
+        description="held-out tasks with two or more nominal trials that exercised it "
+        "(verdicts of the version fitted on the other folds)",
+    )
+    flipped_tasks: int | None = Field(
+        None,
+        description="of those, the tasks whose trials disagree on it (violated in one, "
+        "held in another): more than 0 marks the contract noisy",
+    )
+    flip_rate: float | None = Field(
+        None, description="pairs of trials of one task whose verdicts differ ÷ all such pairs"
+    )
 
 
 class Recovery(BaseModel):
@@ -220,6 +238,10 @@ _BOUNDS: dict[str, Any] = {
     "anyOf": [{"required": ["min"]}, {"required": ["max"]}],
     "properties": {"min": _NUMBER, "max": _NUMBER},
 }
+_EARLIER: dict[str, Any] = {
+    "required": ["from_tool", "from_path"],
+    "properties": {"from_tool": {"type": "string"}, "from_path": {"type": "string"}},
+}
 KIND_RULES: dict[Kind, _Rule] = {
     Kind.TYPE: ((1, None), _needs("type", {"enum": [
         "integer", "number", "string", "boolean", "array", "object", "null"]})),
@@ -233,8 +255,8 @@ KIND_RULES: dict[Kind, _Rule] = {
     Kind.REQUIRES_PRIOR: ((0, None), {"required": ["tool"], "properties": {
         "tool": {"type": "string"},
         "same": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2}}}),
-    Kind.PROVENANCE: ((1, 1), {"required": ["from_tool", "from_path"], "properties": {
-        "from_tool": {"type": "string"}, "from_path": {"type": "string"}}}),
+    Kind.PROVENANCE: ((1, 1), _EARLIER),
+    Kind.BOUNDED_BY: ((1, 1), _EARLIER),
     Kind.CALL_CAP: ((0, None), _needs("max", {"type": "integer", "minimum": 0})),
     Kind.EXPECTED_TOOLS: ((0, None), {"properties": {
         "family": {"type": ["string", "null"]},
@@ -305,7 +327,7 @@ def contract_id(contract: Contract) -> str:
     identity_key = _SHAPE_VALUE_KINDS.get(contract.kind)
     if identity_key:
         params_shape[identity_key] = contract.params.get(identity_key)
-    if contract.kind in (Kind.REQUIRES_PRIOR, Kind.PROVENANCE):
+    if contract.kind in (Kind.REQUIRES_PRIOR, Kind.PROVENANCE, Kind.BOUNDED_BY):
         params_shape = {k: contract.params.get(k) for k in sorted(contract.params)}
     if contract.kind == Kind.EXPECTED_TOOLS:
         params_shape = {"family": contract.params.get("family")}

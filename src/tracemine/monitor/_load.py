@@ -21,7 +21,7 @@ UNARY = frozenset(
 )  # fmt: skip
 RELATIONAL = frozenset(("equals", "le", "lt", "sum_equals", "member", "subset"))
 RUN_LEVEL = frozenset(
-    ("completeness", "requires_prior", "provenance", "call_cap", "expected_tools")
+    ("completeness", "requires_prior", "provenance", "bounded_by", "call_cap", "expected_tools")
 )
 STATUSES = frozenset(("proposed", "accepted", "rejected", "muted"))
 JSON_TYPES = frozenset(("integer", "number", "string", "boolean", "array", "object", "null"))
@@ -172,7 +172,7 @@ def _check_params(kind: str, params: dict[str, Any], paths: tuple[Path, ...], wh
                  "params.same must be two paths [this call, prior call]")  # fmt: skip
             for text in same:
                 _path(text, where)
-    elif kind == "provenance":
+    elif kind in ("provenance", "bounded_by"):
         need(isinstance(params.get("from_tool"), str), "needs params.from_tool as a string")
         need(isinstance(params.get("from_path"), str), "needs params.from_path as a string")
         _path(params["from_path"], where)

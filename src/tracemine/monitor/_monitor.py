@@ -152,7 +152,7 @@ class Monitor:
         ``status`` is the call's status as in trace records (``ok``, ``tool_error`` …): a
         failed call's result is an error payload, so contracts reading the result are then
         reported as not evaluated. With ``run``, the call is recorded and the run-level
-        contracts of this tool (prior calls, provenance, caps) are judged as well.
+        contracts of this tool (prior calls, provenance, bounds, caps) are judged as well.
 
         >>> monitor.check("get_order", {"order_id": "#W1"}, result, call_id="c1")  # doctest: +SKIP
         """

@@ -104,7 +104,7 @@ class RunVerdict:
     under its own id, no unknown or duplicate ids turned up, every execution error was
     followed by a successful call of the same tool, and every required tool was called.
     ``gaps`` name what is missing; ``errors`` lists every execution error, resolved or not;
-    ``violations`` are the run-level contracts (prior calls, provenance, caps) that failed.
+    ``violations`` are the run-level contracts (prior calls, provenance, bounds, caps) that failed.
 
     >>> verdict = monitor.finalize(run)  # doctest: +SKIP
     >>> verdict.verdict, [g.message for g in verdict.gaps]  # doctest: +SKIP

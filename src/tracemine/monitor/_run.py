@@ -9,7 +9,8 @@ An agent loop records each call as the model issues it and each result as it arr
 
 ``check(..., run=run)`` records the result itself; with ``declared=True`` a result whose id
 was never declared with :meth:`Run.record_call` counts as an unknown id. Results may
-arrive in any order: only ``requires_prior`` and ``provenance`` look at the order of calls.
+arrive in any order: only ``requires_prior``, ``provenance`` and ``bounded_by`` look at the
+order of calls.
 """
 
 from __future__ import annotations
@@ -133,9 +134,13 @@ def _values(text: str, entry: CallEntry) -> list[Any]:
     return [v for v in evaluate(parse(text), entry.arguments, entry.result) if v is not MISSING]
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
 def compile_run_contract(spec: Spec) -> RunCheck:
-    """Compile ``requires_prior``, ``provenance`` and ``call_cap`` (``expected_tools`` and
-    ``completeness`` are applied by :func:`gate`)."""
+    """Compile ``requires_prior``, ``provenance``, ``bounded_by`` and ``call_cap``
+    (``expected_tools`` and ``completeness`` are applied by :func:`gate`)."""
     params = spec.params
     if spec.kind == "requires_prior":
         prior_tool, same = params["tool"], params.get("same") or []
@@ -171,6 +176,32 @@ def compile_run_contract(spec: Spec) -> RunCheck:
             return None
 
         return RunCheck(spec, on_call=provenance)
+    if spec.kind == "bounded_by":
+        arg, from_tool, from_path = spec.paths[0].text, params["from_tool"], params["from_path"]
+        source_path = parse(from_path)
+        expected = f"at most an earlier {from_tool} {from_path}"
+
+        def bounded_by(run: Run, entry: CallEntry) -> Finding | None:
+            mine = _values(arg, entry)
+            if not mine:
+                return None
+            # some earlier source bounds the value: the largest one bounds them all
+            ceiling = None
+            for prior in run.calls[: entry.position]:
+                if prior.tool == from_tool and prior.succeeded:
+                    for v in evaluate(source_path, prior.arguments, prior.result):
+                        if _number(v) and (ceiling is None or v > ceiling):
+                            ceiling = v
+            for value in mine:
+                if not _number(value):
+                    return arg, f"a number {expected}", preview(value)
+                if ceiling is None:
+                    return arg, expected, f"{preview(value)} (no earlier {from_tool} result)"
+                if value > ceiling:
+                    return arg, expected, f"{preview(value)} > {preview(ceiling)}"
+            return None
+
+        return RunCheck(spec, on_call=bounded_by)
     if spec.kind == "call_cap":
         cap = params["max"]
 

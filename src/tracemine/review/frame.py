@@ -19,6 +19,7 @@ SCHEMA: dict[str, Any] = {
     "folds_proposed": pl.Int64, "heldout_calls": pl.Int64, "heldout_violations": pl.Int64,
     "fa_upper": pl.Float64, "counterexamples": pl.Int64, "reviewer": pl.String,
     "reason": pl.String, "decided_at": pl.Datetime("us", "UTC"), "stale": pl.Boolean,
+    "flipped_tasks": pl.Int64, "flip_rate": pl.Float64,
 }  # fmt: skip
 """Columns of :func:`contracts_frame`, in order."""
 
@@ -40,12 +41,14 @@ def _row(c: Contract) -> dict[str, Any]:
         "counterexamples": len(e.counterexamples) if e else 0,
         "reviewer": d.reviewer if d else None, "reason": d.reason if d else None,
         "decided_at": d.at if d else None, "stale": is_stale(c),
+        "flipped_tasks": e.flipped_tasks if e else None, "flip_rate": e.flip_rate if e else None,
     }  # fmt: skip
 
 
 def contracts_frame(contracts: ContractFile | Iterable[Contract]) -> pl.DataFrame:
     """One row per contract: scope, kind, sources and merge label, status and decision,
-    and the evidence counts (support, held-out checks, the false-alarm bound).
+    and the evidence counts (support, held-out checks, the false-alarm bound, the tasks
+    whose trials disagree on it: ``flipped_tasks > 0`` is a noisy contract).
 
     >>> frame = contracts_frame(load_contracts("mined_contracts/candidates.json"))  # doctest: +SKIP
     >>> frame.group_by("tool", "status").len()  # doctest: +SKIP
