@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +82,22 @@ def test_a_map_contract_keeps_its_id_whatever_records_were_mined(tmp_path: Path)
         found = _contracts(folder, results)
         ids.append({(c.kind, c.paths[0]): c.id for c in found if "{*}" in c.paths[0]})
     assert ids[0] and ids[0] == ids[1]
+
+
+def test_mine_says_which_objects_it_read_as_maps(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    shapes = Path(__file__).resolve().parents[1] / "data" / "real_shapes" / "shapes.jsonl"
+    ingest([shapes], tmp_path / "store.duckdb")
+    shown = subprocess.run(
+        [sys.executable, "-m", "tracemine", "mine", "--db", str(tmp_path / "store.duckdb"),
+         "--out", str(tmp_path / "candidates.json")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "100"},
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    said = " ".join(shown.stdout.split())
+    assert (
+        "read as maps (keys are ids, paths say {*}): result.payment_methods, result.variants"
+        in said
+    )

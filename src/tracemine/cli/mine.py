@@ -129,6 +129,10 @@ def render(result: ContractFile, out: Path) -> None:
         f"{params.get('target_fa')}) in {result.provenance.get('seconds', 0):.1f} s; "
         f"profiles {'reused' if profile.get('reused') else 'computed'}"
     )
+    maps = profile.get("maps") or []
+    if maps:
+        shown = ", ".join(maps[:4]) + (f" and {len(maps) - 4} more" if len(maps) > 4 else "")
+        console.print(f"read as maps (keys are ids, paths say {{*}}): {shown}")
     noisy = [c for c in result.contracts if c.evidence and c.evidence.flipped_tasks]
     if noisy:
         console.print(
