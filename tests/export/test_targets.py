@@ -85,6 +85,10 @@ def test_jsonschema_of_a_map_constrains_every_entry() -> None:
     for bad in ({"1270145486": {"price": "158.89"}}, {"4983901480": {"cost": 1}}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate({"variants": bad}, schema)
+    # unique across every entry's items is what the monitor checks: no schema says that
+    across = Contract(tool="t", side="result", kind="unique", paths=["result.variants{*}.tags[*]"])
+    _, skipped = result_schema("t", [across])
+    assert [c.kind.value for c, _ in skipped] == ["unique"]
 
 
 def _run_pytest(module: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

@@ -98,6 +98,45 @@ def test_mine_says_which_objects_it_read_as_maps(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     said = " ".join(shown.stdout.split())
     assert (
-        "read as maps (keys are ids, paths say {*}): result.payment_methods, result.variants"
-        in said
-    )
+        "read as maps (keys are ids, paths say {*}): "
+        "result.variants (get_product_details), result.payment_methods (get_user_details)"
+    ) in said
+
+
+def _store(tmp_path: Path, calls: list[tuple[str, Any]]) -> Path:
+    lines = [
+        {"run_id": f"r{i}", "task_id": f"t{i}", "seq": 0, "tool": tool, "call_id": f"c{i}",
+         "arguments": {}, "result": result, "status": "ok"}
+        for i, (tool, result) in enumerate(calls)
+    ]  # fmt: skip
+    source = tmp_path / "calls.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    ingest([source], tmp_path / "store.duckdb")
+    return tmp_path / "store.duckdb"
+
+
+def test_a_map_is_decided_per_tool(tmp_path: Path) -> None:
+    # the same path: a map of cards in one tool, plain fields in the other
+    calls: list[tuple[str, Any]] = []
+    for i in range(40):
+        calls.append(("lookup", {"data": {f"card_{1000 * i + j}": {"balance": j} for j in (1, 2)}}))
+        calls.append(("product", {"data": {"name": f"n{i}", "price": 1.5 + i, "status": "ok"}}))
+    found = mine(_store(tmp_path, calls), budget=False)
+    paths = {(c.tool, c.paths[0]) for c in found.contracts}
+    assert ("lookup", "result.data{*}.balance") in paths
+    assert ("product", "result.data.price") in paths
+    assert not [p for tool, p in paths if tool == "product" and "{*}" in p]
+    assert found.provenance["profile"]["maps"] == [{"tool": "lookup", "path": "result.data"}]
+
+
+def test_a_result_keyed_by_ids_and_maps_in_maps_do_not_break_mining(tmp_path: Path) -> None:
+    calls: list[tuple[str, Any]] = [
+        ("whole", {f"card_{1000 * i + j}": {"balance": j} for j in (1, 2)}) for i in range(30)
+    ]
+    calls += [
+        ("nested", {"a": {f"id_{1000 * i + j}": {"x": {f"k_{7 * i + j}": j}} for j in (1, 2)}})
+        for i in range(30)
+    ]
+    found = mine(_store(tmp_path, calls), budget=False)  # a root-level map once crashed this
+    assert found.provenance["profile"]["maps"] == [{"tool": "nested", "path": "result.a"}]
+    assert not [c for c in found.contracts if c.tool == "nested" and "k_" in c.paths[0]]

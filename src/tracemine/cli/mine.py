@@ -131,7 +131,8 @@ def render(result: ContractFile, out: Path) -> None:
     )
     maps = profile.get("maps") or []
     if maps:
-        shown = ", ".join(maps[:4]) + (f" and {len(maps) - 4} more" if len(maps) > 4 else "")
+        named = [f"{m['path']} ({m['tool']})" for m in maps]
+        shown = ", ".join(named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
         console.print(f"read as maps (keys are ids, paths say {{*}}): {shown}")
     noisy = [c for c in result.contracts if c.evidence and c.evidence.flipped_tasks]
     if noisy:

@@ -146,7 +146,13 @@ def fragment_body(c: Contract, json_types: dict[str, str] | None = None) -> dict
         else:
             body = _wrap(path.steps[:-1], {"required": [path.steps[-1]]})
     elif c.kind == Kind.UNIQUE:
-        if path.steps and path.steps[-1] is WILDCARD and WILDCARD not in path.steps[:-1]:
+        inner = path.steps[:-1]
+        if (
+            path.steps
+            and path.steps[-1] is WILDCARD
+            and WILDCARD not in inner
+            and ANY_KEY not in inner
+        ):
             body = _wrap(path.steps[:-1], {"uniqueItems": True})
         elif WILDCARD not in path.steps and ANY_KEY not in path.steps:
             body = _wrap(path.steps, {"uniqueItems": True})

@@ -163,7 +163,7 @@ def mine(
                     "calls": info.calls, "tasks": info.tasks, "runs": info.runs,
                     "runs_without_task": info.runs_without_task,
                     # objects keyed by ids, read as maps: their key step is {*}
-                    "maps": list(info.survey.maps)},
+                    "maps": [{"tool": t, "path": p} for t, p in info.survey.maps]},
         "summary": summary,
         "selection": {
             "target": f"at most {target_fa:g} of each tool's nominal calls alarmed by its "

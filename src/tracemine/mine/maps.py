@@ -34,6 +34,7 @@ ID_SHARE = 0.8
 MIN_KEYS = 2
 KEY_SHARE = 0.5
 _ID = re.compile(r"\d+|.*\d{3,}.*|(?=.*\d)[0-9a-fA-F-]{8,}|[^@\s]+@[^@\s]+\.[^@\s]+")
+QUOTED = '["'
 _SEGMENT = r'(\.[A-Za-z_][A-Za-z0-9_\-]*|\["(?:[^"\\]|\\.)*"\])'
 
 
@@ -43,7 +44,8 @@ def id_like(key: str) -> bool:
 
 
 def _candidates(paths: list[str]) -> dict[str, set[str]]:
-    """Object paths whose keys mostly look like ids, with their child paths."""
+    """Object paths whose keys mostly look like ids, with their child paths. The whole
+    result or arguments object is never one (its paths could not name a root)."""
     children: dict[str, dict[str, str]] = defaultdict(dict)
     for text in paths:
         try:
@@ -55,6 +57,8 @@ def _candidates(paths: list[str]) -> dict[str, set[str]]:
                 continue
             if any(isinstance(s, str) and id_like(s) for s in path.steps[:i]):
                 break  # only the outermost map
+            if i == 0:
+                continue
             prefix = format_path(path.root, path.steps[:i])
             children[prefix].setdefault(step, format_path(path.root, path.steps[: i + 1]))
     found = {}
@@ -65,30 +69,41 @@ def _candidates(paths: list[str]) -> dict[str, set[str]]:
     return found
 
 
-def detect(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The paths of the objects used as maps in the nominal calls (``tm_calls``)."""
+def _under(path: str, prefix: str) -> bool:
+    return path.startswith((prefix + ".", prefix + "[", prefix + "{"))
+
+
+def detect(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """The objects used as maps in the nominal calls (``tm_calls``), as (tool, path):
+    decided per tool, so another tool's fixed fields at the same path stay fields."""
     paths = [row[0] for row in con.execute("SELECT DISTINCT path FROM json_values").fetchall()]
-    candidates = _candidates(paths)
+    candidates = _candidates(paths)  # across tools: cheap, and empty for most stores
     if not candidates:
         return []
     wanted = sorted({p for prefix, kids in candidates.items() for p in (prefix, *kids)})
     con.register("_tm_map_paths", pa.table({"path": wanted}))
     try:
-        tasks = dict(
-            con.execute(
-                "SELECT v.path, count(DISTINCT c.task) FROM json_values v "
-                "SEMI JOIN _tm_map_paths w ON w.path = v.path "
-                "JOIN tm_calls c ON c.call_key = v.call_key GROUP BY v.path"
-            ).fetchall()
-        )
+        rows = con.execute(
+            "SELECT c.tool, v.path, count(DISTINCT c.task) FROM json_values v "
+            "SEMI JOIN _tm_map_paths w ON w.path = v.path "
+            "JOIN tm_calls c ON c.call_key = v.call_key GROUP BY c.tool, v.path"
+        ).fetchall()
     finally:
         con.unregister("_tm_map_paths")
-    maps = []
-    for prefix, kids in sorted(candidates.items()):
-        whole = tasks.get(prefix, 0)
-        seen = [tasks.get(kid, 0) for kid in kids]
-        if whole and sum(seen) / len(seen) <= KEY_SHARE * whole:
-            maps.append(prefix)
+    by_tool: dict[str, dict[str, int]] = defaultdict(dict)
+    for tool, path, tasks in rows:
+        by_tool[tool][path] = int(tasks)
+    maps: list[tuple[str, str]] = []
+    for tool, tasks in sorted(by_tool.items()):
+        chosen: list[str] = []
+        for prefix, kids in sorted(_candidates(list(tasks)).items(), key=lambda kv: len(kv[0])):
+            whole = tasks.get(prefix, 0)
+            seen = [tasks.get(kid, 0) for kid in kids]
+            if any(_under(prefix, outer) for outer in chosen):
+                continue  # a map inside a map's entries keeps its keys
+            if whole and sum(seen) / len(seen) <= KEY_SHARE * whole:
+                chosen.append(prefix)
+        maps += [(tool, prefix) for prefix in sorted(chosen)]
     return maps
 
 
@@ -96,21 +111,33 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def values_view_sql(maps: list[str]) -> str:
-    """SQL creating ``tm_values``: ``json_values`` with each map's key step made ``{*}``;
-    values below a map count as many per call (``idx`` set), like those under ``[*]``."""
+def values_view_sql(maps: list[tuple[str, str]]) -> str:
+    """SQL creating ``tm_values``: ``json_values`` with each map's key step made ``{*}``
+    in the calls of its tool; values below a map count as many per call (``idx`` set),
+    like those under ``[*]``."""
     if not maps:
         return "CREATE OR REPLACE TEMP VIEW tm_values AS SELECT * FROM json_values"
-    under = " OR ".join(
-        f"starts_with(path, {_quote(m + '.')}) OR starts_with(path, {_quote(m + '[' + chr(34))})"
-        for m in maps
-    )
-    escaped = "|".join(re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", m) for m in maps)
-    rewrite = f"regexp_replace(path, {_quote('^(' + escaped + ')' + _SEGMENT)}, '\\1{{*}}')"
+    grouped: dict[str, list[str]] = defaultdict(list)
+    for tool, prefix in maps:
+        grouped[tool].append(prefix)
+    conditions, rewrites = [], []
+    for tool, prefixes in sorted(grouped.items()):
+        under = " OR ".join(
+            f"starts_with(v.path, {_quote(m + '.')}) OR starts_with(v.path, {_quote(m + QUOTED)})"
+            for m in prefixes
+        )
+        escaped = "|".join(re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", m) for m in prefixes)
+        pattern = _quote("^(" + escaped + ")" + _SEGMENT)
+        conditions.append(f"(m.tool = {_quote(tool)} AND ({under}))")
+        rewrite = f"regexp_replace(v.path, {pattern}, '\\1{{*}}')"
+        rewrites.append(f"WHEN {conditions[-1]} THEN {rewrite}")
+    tools = ", ".join(_quote(tool) for tool in sorted(grouped))
     return f"""
     CREATE OR REPLACE TEMP VIEW tm_values AS
-    SELECT call_key, side, CASE WHEN {under} THEN {rewrite} ELSE path END AS path,
-           jtype, num, str, bool, len,
-           CASE WHEN {under} THEN coalesce(idx, 0) ELSE idx END AS idx
-    FROM json_values
+    SELECT v.call_key, v.side, CASE {" ".join(rewrites)} ELSE v.path END AS path,
+           v.jtype, v.num, v.str, v.bool, v.len,
+           CASE WHEN {" OR ".join(conditions)} THEN coalesce(v.idx, 0) ELSE v.idx END AS idx
+    FROM json_values v
+    LEFT JOIN (SELECT call_key, tool FROM tm_calls WHERE tool IN ({tools})) m
+           ON m.call_key = v.call_key
     """

@@ -55,7 +55,7 @@ from tracemine.mine.maps import detect as detect_maps
 from tracemine.mine.maps import values_view_sql
 from tracemine.mine.where import Filter, where_sql
 
-PROFILE_VERSION = "7"
+PROFILE_VERSION = "8"
 VALUES_PER_TASK = 32
 """Distinct values (and shapes) kept per tool, path and task; more marks the path open."""
 MAX_LITERAL_CHARS = 64
@@ -117,7 +117,8 @@ class Survey:
     listed: frozenset[str] = frozenset()
     distinct: frozenset[str] = frozenset()
     shaped: frozenset[str] = frozenset()
-    maps: tuple[str, ...] = ()  # objects keyed by ids, whose key step is ``{*}``
+    # objects keyed by ids, whose key step is ``{*}``: (tool, path)
+    maps: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,7 @@ def survey_sql() -> str:
 
 
 def read_survey(
-    con: duckdb.DuckDBPyConnection, maps: tuple[str, ...] = ()
+    con: duckdb.DuckDBPyConnection, maps: tuple[tuple[str, str], ...] = ()
 ) -> tuple[Survey, int, int]:
     """The survey, the number of paths and the number of values of the nominal calls."""
     formats, listed, distinct, shaped = {}, set(), set(), set()
@@ -495,7 +496,7 @@ def ensure_calls(
                 "per_fold": per_fold(int(counts[1]), paths, values),
                 "survey": {"formats": survey.formats, "listed": sorted(survey.listed),
                            "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped),
-                           "maps": list(survey.maps)},
+                           "maps": [list(m) for m in survey.maps]},
             }  # fmt: skip
             _save_state(con, "state", state)
             con.execute("COMMIT")
@@ -504,13 +505,14 @@ def ensure_calls(
             raise
     saved = state["survey"]
     if reused:
-        con.execute(values_view_sql(saved["maps"]))
+        con.execute(values_view_sql([(tool, path) for tool, path in saved["maps"]]))
     return ProfileInfo(
         fingerprint=print_, reused=reused, calls=state["calls"], tasks=state["tasks"],
         runs=state["runs"], runs_without_task=state["runs_without_task"],
         seconds=round(time.perf_counter() - started, 3),
         survey=Survey(saved["formats"], frozenset(saved["listed"]), frozenset(saved["distinct"]),
-                      frozenset(saved["shaped"]), tuple(saved["maps"])),
+                      frozenset(saved["shaped"]),
+                      tuple((tool, path) for tool, path in saved["maps"])),
         per_fold=bool(state["per_fold"]),
     )  # fmt: skip
 
