@@ -9,7 +9,14 @@ import pytest
 
 from tracemine.errors import InputError
 from tracemine.evaluate import Rate, evaluate, wilson
-from tracemine.evaluate.score import Alarm, localized, new_alarms, normalize, status_alarms
+from tracemine.evaluate.score import (
+    Alarm,
+    _related,
+    localized,
+    new_alarms,
+    normalize,
+    status_alarms,
+)
 from tracemine.evaluate.split import split_tasks
 from tracemine.faults import FaultClass, FaultRecord
 from tracemine.simulate import simulate, write_traces
@@ -95,3 +102,19 @@ def test_traces_without_a_spec(tmp_path: Path) -> None:
 def test_needs_one_source(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="either"):
         evaluate(out=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("contract_path", "fault_path", "related"),
+    [
+        ("result.variants{*}.price", "result.variants.1270145486.price", True),
+        ("result.variants{*}", "result.variants.1270145486.price", True),
+        ("result.variants{*}.price", "result.variants.1270145486.cost", False),
+        ("result.variants{*}.price", "result.other.1270145486.price", False),
+        ("result.items[*].price", "result.items[3].price", True),
+    ],
+)
+def test_a_map_path_localizes_a_fault_in_any_entry(
+    contract_path: str, fault_path: str, related: bool
+) -> None:
+    assert _related(normalize(contract_path), normalize(fault_path)) is related

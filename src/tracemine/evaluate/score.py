@@ -165,8 +165,26 @@ def normalize(path: str) -> str:
     return _INDEX.sub("[*]", text)
 
 
+_SEGMENTS = re.compile(r"\.[^.\[{]+|\[\*\]|\{\*\}")
+
+
+def _segments(path: str) -> list[str]:
+    root = re.match(r"[^.\[{]*", path)
+    head = root.group(0) if root else ""
+    return [head, *_SEGMENTS.findall(path[len(head) :])]
+
+
 def _related(a: str, b: str) -> bool:
-    return a == b or b.startswith((a + ".", a + "[")) or a.startswith((b + ".", b + "["))
+    """One path lies on the other (a map's ``{*}`` stands for any one key)."""
+    if a == b or b.startswith((a + ".", a + "[")) or a.startswith((b + ".", b + "[")):
+        return True
+    if "{*}" not in a and "{*}" not in b:
+        return False
+    left, right = _segments(a), _segments(b)
+    return all(
+        x == y or (x == "{*}" and y.startswith(".")) or (y == "{*}" and x.startswith("."))
+        for x, y in zip(left, right, strict=False)
+    )
 
 
 def _key(alarm: Alarm) -> tuple[str, str, str, tuple[int, ...]]:
