@@ -18,6 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from tracemine.mine.profile import MAX_COLUMNS, MIN_COLUMNS, Survey, merged_columns_sql
+from tracemine.model.paths import selects_many
 
 MAX_LISTED_VALUES = 64
 """A context lists a path's values (or shapes) only when it has at most this many."""
@@ -40,7 +41,7 @@ class PathProfile:
 
     @property
     def has_wildcard(self) -> bool:
-        return "[*]" in self.path or "{*}" in self.path
+        return selects_many(self.path)
 
     @property
     def json_type(self) -> str | None:

@@ -20,6 +20,7 @@ from tracemine.mine.formats import name_tokens
 from tracemine.mine.measure import Measure
 from tracemine.mine.profile import Part, Survey, call_paths_sql, parts
 from tracemine.model.contract import Contract, Kind
+from tracemine.model.paths import selects_many
 
 LIMIT_WORDS = frozenset({"limit", "max", "top", "size", "count", "num", "n", "k", "per", "page"})
 TOTAL_WORDS = frozenset({"total", "sum", "subtotal", "amount", "count"})
@@ -155,7 +156,7 @@ def options(pair: Pair) -> list[tuple[Kind, list[str], tuple[str, ...], dict]]:
         ]
     if pair.kind == "sum":
         return [(Kind.SUM_EQUALS, [f"sum({left})", right], ("v1",), {"tolerance": SUM_TOLERANCE})]
-    kind = Kind.SUBSET if "[*]" in left or "{*}" in left else Kind.MEMBER
+    kind = Kind.SUBSET if selects_many(left) else Kind.MEMBER
     return [(kind, [left, right], ("v1",), {})]
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from tracemine.mine.run_facts import RunCall, RunInfo, ValueFacts, before
 from tracemine.model.contract import Contract, Evidence, Kind, Side
+from tracemine.model.paths import selects_many
 
 MIN_DISTINCT_VALUES = 3
 """A provenance (or same-id) contract needs this many distinct matched values across its
@@ -78,7 +79,7 @@ def build_facts(runs: dict[str, RunInfo], values: ValueFacts) -> Facts:
         facts.fixed[("prov", b, x, a, y)] = (_contract(b, Kind.PROVENANCE, [x], source), outcomes)
         plain = priors.get((b, a))
         identifier = all(isinstance(o.value, str) for o in outcomes.values())
-        if plain is None or not identifier or not y.startswith("args.") or "[*]" in y or "{*}" in y:
+        if plain is None or not identifier or not y.startswith("args.") or selects_many(y):
             continue
         same: dict[str, Outcome] = {}
         for run_id, first in plain.items():

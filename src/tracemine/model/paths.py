@@ -23,6 +23,14 @@ FUNCTIONS = ("len", "sum", "keys")
 WILDCARD = object()
 ANY_KEY = object()
 """The step ``{*}``: every value of an object used as a map (keys are ids, not fields)."""
+MANY_STEPS = ("[*]", "{*}")
+"""The steps that select many values, as they are written in path text."""
+
+
+def selects_many(text: str) -> bool:
+    """Whether path text has a step selecting many values (``[*]`` or ``{*}``): for code
+    that holds paths as text (profiles, candidates) and would not parse them."""
+    return any(step in text for step in MANY_STEPS)
 
 
 class _Missing:

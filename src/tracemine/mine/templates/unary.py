@@ -12,6 +12,7 @@ from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.measure import parent_path, unary
 from tracemine.mine.templates._base import candidate, is_root
 from tracemine.model.contract import Contract, Kind
+from tracemine.model.paths import MANY_STEPS
 
 MARGIN_OF_RANGE = 0.25
 """Bounds are widened by this share of the observed range, or one standard deviation if
@@ -41,7 +42,7 @@ def presence(ctx: MineContext) -> list[Contract]:
     for profile in ctx.profiles():
         if is_root(profile.path):
             continue
-        if not profile.path.endswith(("[*]", "{*}")):
+        if not profile.path.endswith(MANY_STEPS):
             parent = ctx.paths.get((profile.tool, profile.side, parent_path(profile.path) or ""))
             if parent is not None and parent.tasks >= ctx.min_support:
                 out += _free(Kind.PRESENT, profile, ctx)
