@@ -143,8 +143,8 @@ def _is_number(value: Any) -> bool:
 
 def evaluate(path: RefPath, args: Any, result: Any) -> list[Any]:
     """``select`` with the function applied: len of arrays, objects and strings; keys of an
-    object (sorted); sum of the numbers under a wildcard (nothing when one is not a number)
-    or of the numbers in each array selected."""
+    object (sorted); sum of the numbers under a wildcard, or of each array selected
+    (nothing when one is not a number)."""
     found = select(path, args, result)
     if path.function is None:
         return found
@@ -161,10 +161,9 @@ def evaluate(path: RefPath, args: Any, result: Any) -> list[Any]:
         return [total]
     sums = []
     for value in found:
-        if type(value) is list:
+        if type(value) is list and all(_is_number(v) for v in value):
             total = 0
             for v in value:
-                if _is_number(v):
-                    total += v
+                total += v
             sums.append(total)
     return sums

@@ -26,6 +26,8 @@ RESULT: dict[str, Any] = {
     "mixed": [{"amount": 1}, {"amount": "2"}],
     "flagged": [{"amount": 1}, {"amount": True}],
     "numbers": [1, 2, 3.5],
+    "flags": [True, 2],
+    "labels": [1, "2"],
 }
 ARGS: dict[str, Any] = {"order_id": "#W1", "limit": 0, "filter": None}
 
@@ -166,6 +168,8 @@ def test_the_root_itself_and_a_root_that_is_not_an_object() -> None:
         ("sum(result.items[*].price)", []),  # nor a missing key
         ("sum(result.grid[*][*])", [6]),
         ("sum(result.numbers)", [6.5]),
+        ("sum(result.flags)", []),  # booleans are not numbers, with or without [*]
+        ("sum(result.labels)", []),
         ("sum(result.absent)", []),
     ],
 )

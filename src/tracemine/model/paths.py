@@ -157,17 +157,20 @@ def select(path: Path, args: Any, result: Any) -> list[Any]:
     return current
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def evaluate(path: Path, args: Any, result: Any) -> list[Any]:
     """Like :func:`select`, with the path's function applied (a single value then)."""
     values = select(path, args, result)
     if path.function is None:
         return values
     if path.function == "sum":
-        if path.has_wildcard:
-            numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-            return [sum(numbers)] if len(numbers) == len(values) else []
-        values = [v for v in values if isinstance(v, list)]
-        return [sum(x for x in v if isinstance(x, int | float)) for v in values]
+        # a sum is over numbers only: a boolean, a string or a null among them leaves no
+        # value (the contract does not apply), with or without the wildcard
+        lists = [values] if path.has_wildcard else [v for v in values if isinstance(v, list)]
+        return [sum(v) for v in lists if all(map(_is_number, v))]
     out: list[Any] = []
     for value in values:
         if path.function == "len" and isinstance(value, list | dict | str):
