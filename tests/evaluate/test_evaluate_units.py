@@ -17,7 +17,7 @@ from tracemine.evaluate.score import (
     normalize,
     status_alarms,
 )
-from tracemine.evaluate.split import split_tasks
+from tracemine.evaluate.split import from_traces, split_tasks
 from tracemine.faults import FaultClass, FaultRecord
 from tracemine.simulate import simulate, write_traces
 
@@ -97,6 +97,18 @@ def test_traces_without_a_spec(tmp_path: Path) -> None:
     assert report.arm("mined-no-crossfit").available
     assert any("no task id" in note for note in report.notes)
     assert (tmp_path / "out" / "report.md").is_file()
+
+
+def test_traces_without_task_ids_are_told_the_task_key_that_groups_them(tmp_path: Path) -> None:
+    runs = simulate("commerce", tasks=4, seed=2, trials=2)
+    for run in runs:
+        run["run_id"], run["task_id"] = f"{run['task_id']}-trial{run['trial']}", None
+    traces = write_traces(runs, tmp_path / "runs.jsonl", "flat")
+    (note,) = [n for n in from_traces([traces], None).notes if "no task id" in n]
+    assert "--task-key 'regex:^(?P<task>.+)-trial\\d+$' gives 4 tasks" in note
+    assert "each run its own task" not in note  # what it does already is not a suggestion
+    keyed = from_traces([traces], r"regex:^(?P<task>.+)-trial\d+$")
+    assert not any("no task id" in n for n in keyed.notes)
 
 
 def test_needs_one_source(tmp_path: Path) -> None:

@@ -117,3 +117,22 @@ def test_missing_store_is_an_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["mine", "--db", str(tmp_path / "none.duckdb")])
     assert result.exit_code == 2
     assert "no such database" in result.output
+
+
+def test_ingest_of_runs_without_task_ids_says_which_task_key_works(tmp_path: Path) -> None:
+    """Ingest says it at once, with the same suggestions mining would give; a task key
+    given at ingest silences it."""
+    runs = [
+        {**run, "run_id": f"conv-{run['task_id']}-trial{run['trial']}", "task_id": None,
+         "trial": None}
+        for run in simulate("commerce", tasks=5, seed=4, trials=2)
+    ]  # fmt: skip
+    trace = write_traces(runs, tmp_path / "export.jsonl", "flat")
+    result = runner.invoke(app, ["ingest", str(trace), "--db", str(tmp_path / "a.duckdb")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "--task-key 'regex:^(?P<task>.+)-trial\\d+$' gives 5 tasks (about 2 runs a task)" in said
+    report = ingest([trace], tmp_path / "b.duckdb")
+    assert report.task_key_suggestions[0].startswith("--task-key 'regex:")
+    keyed = ingest([trace], tmp_path / "c.duckdb", task_key=r"regex:^conv-(?P<task>.+)-trial\d+$")
+    assert keyed.task_key_suggestions == [] and keyed.total("runs_without_task") == 0

@@ -99,7 +99,10 @@ def render(report: IngestReport) -> None:
         console.print(
             "[yellow]some runs have no task id[/]: mining cross-fits by task; "
             "give --task-key (a field or regex:PATTERN over run ids)"
+            + ("; what these runs carry would give:" if report.task_key_suggestions else "")
         )
+        for line in report.task_key_suggestions:
+            console.print(f"  {line}", markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from tracemine.errors import InputError
 from tracemine.ingest import read_traces
-from tracemine.ingest.taskkey import TaskKey
+from tracemine.ingest.taskkey import TaskKey, suggest
 from tracemine.simulate import OPENAPI_DOCUMENTS, runs_from_records, simulate, write_openapi
 
 
@@ -67,12 +67,17 @@ def from_traces(paths: Sequence[str | Path], task_key: str | None) -> Source:
     if not runs:
         raise InputError("the trace files hold no runs to evaluate on")
     orphans = [run for run in runs if not run.get("task_id")]
+    if orphans and key is None:
+        found = suggest([{k: v for k, v in run.items() if k != "calls"} for run in runs])
+        hint = "".join(f"; {s}" for s in found if s.tasks < s.covered)
+    else:
+        hint = ""
     for run in orphans:
         run["task_id"] = f"run:{run['run_id']}"
     if orphans:
         notes.append(
             f"{len(orphans)} of {len(runs)} runs have no task id; each counts as its own task "
-            "(give --task-key to group runs of one task)"
+            f"(give --task-key to group runs of one task{hint})"
         )
     if quarantined:
         notes.append(f"{quarantined} items of the trace files could not be read (left out)")

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 import orjson
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from tracemine import collector
 from tracemine.errors import InputError, UnknownFormatError
@@ -25,7 +25,7 @@ from tracemine.ingest import store
 from tracemine.ingest.detect import detect_format, reader_for
 from tracemine.ingest.readers.base import BadRecord, Reader, Sink, dumps, excerpt
 from tracemine.ingest.source import BadUnit, file_hash, iter_units
-from tracemine.ingest.taskkey import TaskKey
+from tracemine.ingest.taskkey import RUN_COLUMNS, TaskKey, run_record, suggest
 from tracemine.model.trace import CallRecord, RunRecord
 
 BATCH_CALLS = 20_000
@@ -79,6 +79,11 @@ class IngestReport(BaseModel):
 
     db: str
     files: list[FileReport]
+    task_key_suggestions: list[str] = Field(
+        default_factory=list,
+        description="when some runs of the store have no task id: the --task-key values "
+        "that would give them one, with the tasks each gives",
+    )
 
     def total(self, field: str) -> int:
         return sum(int(getattr(report, field)) for report in self.files)
@@ -168,9 +173,19 @@ def ingest(
                 raise store.out_of_memory(
                     f"ingesting {path.as_posix()}", "", INGEST_MEMORY_LIMIT
                 ) from None
+        suggestions = _task_key_suggestions(con) if key is None else []
     finally:
         con.close()
-    return IngestReport(db=str(db), files=reports)
+    return IngestReport(db=str(db), files=reports, task_key_suggestions=suggestions)
+
+
+def _task_key_suggestions(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """What ``mine --task-key`` could be, when some runs of the store have no task id."""
+    row = store.fetch_one(con, "SELECT count(*) FILTER (task_id IS NULL) FROM runs")
+    if not row or not row[0]:
+        return []
+    rows = con.execute(f"SELECT {RUN_COLUMNS} FROM runs").fetchall()
+    return [str(found) for found in suggest([run_record(r) for r in rows])]
 
 
 def _ingest_file(
