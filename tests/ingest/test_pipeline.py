@@ -108,13 +108,14 @@ def test_truncated_gzip_is_quarantined_where_it_breaks(tmp_path: Path, kept: flo
 
 def test_values_orjson_cannot_write_are_stored_exactly(tmp_path: Path) -> None:
     """Integers past 64 bits and nesting past 254 levels parse, so they are stored: the
-    number as written, NaN as null (as everywhere), the deep value whole."""
+    number as written, NaN as null (JSON has no NaN; the change is quarantined as an item,
+    below), the deep value whole."""
     line = json.dumps({"run_id": "r", "tool": "get", "call_id": "c1", "arguments": {}})[:-1]
     big = line + ', "result": {"big": 123456789012345678901234567890, "m": NaN}}'
     deep = line.replace("c1", "c2") + ', "result": ' + "[" * 300 + "]" * 300 + "}"
     report = ingest([_write(tmp_path / "a.jsonl", [big, deep])], tmp_path / "s.duckdb")
     (f,) = report.files
-    assert (f.units_read, f.units_stored, f.calls, f.items_quarantined) == (2, 2, 2, 0)
+    assert (f.units_read, f.units_stored, f.calls, f.items_quarantined) == (2, 2, 2, 1)
     con = store.connect(tmp_path / "s.duckdb", read_only=True)
     results = con.execute("SELECT result::VARCHAR FROM calls ORDER BY call_key").fetchall()
     assert results[0] == ('{"big":123456789012345678901234567890,"m":null}',)
@@ -376,3 +377,48 @@ def test_repeated_call_ids_in_a_flat_file_are_flagged_in_the_store_and_in_memory
     in_memory = [(c["run_id"], c["call_id"], c["anomalies"]) for c in read_traces(src).calls]
     assert stored == in_memory
     assert [a for *_, a in in_memory] == [[], [], [], ["duplicate_call_id"], []]
+
+
+def test_nan_and_infinities_are_stored_as_null_and_each_is_quarantined(tmp_path: Path) -> None:
+    """NaN, Infinity and a number past a double's range are no JSON numbers: the call is
+    kept with null there, and an item names the line, the place and what was there — in
+    the record itself and inside an arguments string the reader parses. A record whose
+    line only looked like that while detecting the format is not counted twice."""
+    plain = (
+        '{"run_id": "r", "task_id": "t", "tool": "get", "call_id": "c1", "arguments": {},'
+        ' "result": {"x": 1e400, "y": NaN, "items": [1, -Infinity], "ok": 2}}'
+    )
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "tool_calls": [{"id": "k1", "type": "function", "function": {
+            "name": "get", "arguments": '{"limit": NaN, "q": "a"}'}}]},
+        {"role": "tool", "tool_call_id": "k1", "content": '{"n": 1}'},
+    ]  # fmt: skip
+    flat = _write(tmp_path / "flat.jsonl", [plain, plain.replace("c1", "c2").replace("NaN", "3")])
+    chat = _write(tmp_path / "chat.jsonl", [json.dumps({"messages": messages})])
+    report = ingest([flat, chat], tmp_path / "s.duckdb")
+    by_file = {Path(f.source_file).name: f for f in report.files}
+    assert (by_file["flat.jsonl"].units_stored, by_file["flat.jsonl"].calls) == (2, 2)
+    assert by_file["flat.jsonl"].items_quarantined == 5
+    assert by_file["chat.jsonl"].items_quarantined == 1
+    con = store.connect(tmp_path / "s.duckdb", read_only=True)
+    rows = con.execute(
+        "SELECT source_file, source_line, source_pointer, reason FROM quarantine"
+        " ORDER BY source_file, source_line, source_pointer"
+    ).fetchall()
+    stored = con.execute("SELECT result::VARCHAR FROM calls ORDER BY call_key LIMIT 1").fetchall()
+    args = con.execute("SELECT arguments::VARCHAR FROM calls WHERE source_format = 'openai_chat'")
+    (chat_arguments,) = args.fetchall()
+    con.close()
+    assert chat_arguments == ('{"limit":null,"q":"a"}',)
+    assert stored == [('{"x":null,"y":null,"items":[1,null],"ok":2}',)]
+    places = [(Path(f).name, line, pointer) for f, line, pointer, _ in rows]
+    assert places == [
+        ("chat.jsonl", 1, "/limit"),
+        ("flat.jsonl", 1, "/result/items/1"), ("flat.jsonl", 1, "/result/x"),
+        ("flat.jsonl", 1, "/result/y"),
+        ("flat.jsonl", 2, "/result/items/1"), ("flat.jsonl", 2, "/result/x"),
+    ]  # fmt: skip
+    reasons = {pointer: reason for _, _, pointer, reason in rows}
+    assert reasons["/result/y"] == "NaN is not a JSON number; stored as null"
+    assert "too large for a double" in reasons["/result/x"]

@@ -23,7 +23,7 @@ from tracemine import collector
 from tracemine.errors import InputError, UnknownFormatError
 from tracemine.ingest import store
 from tracemine.ingest.detect import detect_format, reader_for
-from tracemine.ingest.readers.base import BadRecord, Reader, Sink, dumps, excerpt
+from tracemine.ingest.readers.base import BadRecord, Reader, Sink, dumps, excerpt, not_numbers
 from tracemine.ingest.source import BadUnit, file_hash, iter_units
 from tracemine.ingest.taskkey import RUN_COLUMNS, TaskKey, run_record, suggest
 from tracemine.model.trace import CallRecord, RunRecord
@@ -179,6 +179,15 @@ def ingest(
     return IngestReport(db=str(db), files=reports, task_key_suggestions=suggestions)
 
 
+def _quarantine_not_numbers(
+    sink: Sink, position: int, unit: Any, parsed: list[tuple[str, str]]
+) -> None:
+    """An item quarantined for each NaN or infinity the unit held (stored as null):
+    ``parsed`` from the unit itself, the rest from JSON texts inside it the reader parsed."""
+    for pointer, what in parsed + not_numbers():
+        sink.quarantine(position, pointer, f"{what} is not a JSON number; stored as null", unit)
+
+
 def _task_key_suggestions(con: duckdb.DuckDBPyConnection) -> list[str]:
     """What ``mine --task-key`` could be, when some runs of the store have no task id."""
     row = store.fetch_one(con, "SELECT count(*) FILTER (task_id IS NULL) FROM runs")
@@ -327,8 +336,10 @@ class _FileWriter:
         read = stored = quarantined = 0  # plain counters: the report is a pydantic model
         feed, reader_name = self.reader.feed, self.reader.name
         sink = Sink()  # one for the whole file, emptied after every unit
+        not_numbers()  # what detecting the format parsed is not this file's content yet
         for position, unit in iter_units(path, on_bytes):
             read += 1
+            parsed = not_numbers()  # the unit was parsed before it was handed over
             if isinstance(unit, BadUnit):
                 self._quarantine(position, None, "unit", unit.reason, excerpt(unit.raw))
                 quarantined += 1
@@ -337,6 +348,7 @@ class _FileWriter:
                 feed(unit, position, sink)
             except BadRecord as exc:
                 sink.clear()  # what the reader emitted before it gave up goes too
+                not_numbers()
                 self._quarantine(position, None, "unit", str(exc), excerpt(unit))
                 quarantined += 1
                 continue
@@ -344,11 +356,13 @@ class _FileWriter:
                 raise
             except Exception as exc:  # a shape the reader did not expect: keep it, say why
                 sink.clear()
+                not_numbers()
                 reason = f"unreadable {reader_name} record ({type(exc).__name__}: {exc})"
                 self._quarantine(position, None, "unit", reason, excerpt(unit))
                 quarantined += 1
                 continue
             stored += 1
+            _quarantine_not_numbers(sink, position, unit, parsed)
             self._absorb(sink)
             sink.clear()
         report.units_read, report.units_stored = read, stored
@@ -596,7 +610,9 @@ def read_traces(path: str | Path, format: str | None = None) -> Traces:
                     known[field] = value
         calls.extend(sink.calls)
 
+    not_numbers()
     for position, unit in iter_units(file):
+        parsed = not_numbers()
         if isinstance(unit, BadUnit):
             quarantined.append({"source_line": position, "source_pointer": None,
                                 "reason": unit.reason, "excerpt": excerpt(unit.raw)})  # fmt: skip
@@ -605,9 +621,11 @@ def read_traces(path: str | Path, format: str | None = None) -> Traces:
         try:
             reader.feed(unit, position, sink)
         except BadRecord as exc:
+            not_numbers()
             quarantined.append({"source_line": position, "source_pointer": None,
                                 "reason": str(exc), "excerpt": excerpt(unit)})  # fmt: skip
             continue
+        _quarantine_not_numbers(sink, position, unit, parsed)
         absorb(sink)
     sink = Sink()
     reader.finish(sink)

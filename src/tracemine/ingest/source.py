@@ -13,7 +13,7 @@ from typing import IO, Any, cast
 
 import ijson
 
-from tracemine.ingest.readers.base import excerpt, loads
+from tracemine.ingest.readers.base import excerpt, loads, not_numbers
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -62,6 +62,8 @@ def _layout(path: Path) -> str:
         return "jsonl"
     except (ValueError, RecursionError):
         pass
+    finally:
+        not_numbers()  # a probe: the line is read again, and noted then
     if stripped[:1] == b"[":
         return "array"
     if stripped[:1] == b"{":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -141,9 +142,41 @@ def loads(text: str | bytes) -> Any:
         import json
 
         value = json.loads(text)
+        _note_not_numbers(value, "")
         if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8")):
             return _rebuilt(value, _paired)
         return value
+
+
+_NOT_NUMBERS = threading.local()
+_NAMES = {"nan": "NaN", "inf": "a number too large for a double (Infinity)",
+          "-inf": "a number too large for a double (-Infinity)"}  # fmt: skip
+
+
+def _note_not_numbers(value: Any, pointer: str) -> None:
+    """Remember where ``value`` holds NaN or an infinity: JSON has no such numbers, only
+    the lenient parser lets them in, and the store writes them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        found = getattr(_NOT_NUMBERS, "found", None)
+        if found is None:
+            found = _NOT_NUMBERS.found = []
+        found.append((pointer or "/", _NAMES[repr(value)]))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _note_not_numbers(item, f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _note_not_numbers(item, f"{pointer}/{index}")
+
+
+def not_numbers() -> list[tuple[str, str]]:
+    """``(JSON pointer, what was there)`` for each NaN or infinity parsed by this thread
+    since the last call (pointers are within the JSON text that held them: the unit, or a
+    string inside it such as a call's arguments). They are stored as null; the caller
+    quarantines an item for each, so the change is on record."""
+    found = getattr(_NOT_NUMBERS, "found", None)
+    _NOT_NUMBERS.found = None
+    return found or []
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\[uU][dD][89a-fA-F]")
