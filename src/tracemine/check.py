@@ -102,7 +102,8 @@ def check(
     """Replay ``traces`` (files in any ingest format) through the contracts at ``contracts``.
     With ``trials``, runs are grouped by task and contracts whose verdict differs between
     nominal trials are reported (:mod:`tracemine.trials`) and fail the check only when
-    ``strict``."""
+    ``strict``. Contracts the file marks noisy (mining saw them flip between trials) are
+    kept out of the verdict the same way, with or without ``trials``."""
     paths = [traces] if isinstance(traces, str | Path) else list(traces)
     monitor = Monitor.load(contracts, include_proposed=include_proposed)
     cases = load_oracle(oracle) if oracle is not None else None
@@ -112,6 +113,7 @@ def check(
                                        path=", ".join(p.text for p in s.paths) or "(run)")
                  for s in monitor.contracts if s.kind != "completeness"}  # fmt: skip
     plans = {tool: [s.id for s in monitor.contracts if s.tool == tool] for tool in monitor.tools}
+    marked = {cid: ev for cid, ev in noise_marks(contracts).items() if cid in summaries}
     tools: dict[str, ToolSummary] = {}
     grouped: list[tuple[RunReplay, dict[str, Any]]] | None = [] if trials or strict else None
     for path in paths:
@@ -152,9 +154,26 @@ def check(
     report.incomplete_runs = sum(1 for r in report.runs if r.verdict != "complete")
     if cases is not None:
         report.labels = {label: sum(r.label == label for r in report.runs) for label in LABELS}
-    if grouped is not None:
-        report.trials = judge_trials(grouped, plans, report.contracts, strict=strict)
+    if grouped is not None or marked:
+        report.trials = judge_trials(grouped or [], plans, report.contracts, strict=strict,
+                                     marked=marked, measured=grouped is not None)  # fmt: skip
     return report
+
+
+def noise_marks(contracts: str | Path) -> dict[str, dict[str, Any]]:
+    """Contract id → evidence, for the contracts the file says were noisy when mined
+    (``flipped_tasks`` in the evidence); none for a file that is not tracemine's own."""
+    try:
+        document = json.loads(Path(contracts).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    listed = document.get("contracts") if isinstance(document, dict) else None
+    marks: dict[str, dict[str, Any]] = {}
+    for item in listed if isinstance(listed, list) else []:
+        evidence = item.get("evidence") if isinstance(item, dict) else None
+        if isinstance(evidence, dict) and evidence.get("flipped_tasks"):
+            marks[str(item.get("id"))] = evidence
+    return marks
 
 
 def _count(summaries: dict[str, ContractSummary], contract_id: str, example: str) -> None:

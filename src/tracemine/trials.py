@@ -47,6 +47,11 @@ class NoisyContract(BaseModel):
     violated_runs: int
     held_runs: int
     examples: list[str] = Field(default_factory=list)
+    source: str = Field(
+        "trials",
+        description="trials: measured on the trials checked; mine: marked noisy in the "
+        "contract file when it was mined (its counts are mining's), not seen flipping here",
+    )
 
 
 class TrialsReport(BaseModel):
@@ -57,6 +62,7 @@ class TrialsReport(BaseModel):
     runs_not_nominal: int = 0
     runs_without_task: int = 0
     strict: bool = False
+    measured: bool = Field(True, description="whether trials were grouped by task and compared")
     noisy: list[NoisyContract] = Field(default_factory=list)
     gating_violations: int = Field(
         0, description="violations that fail the check: all with strict, else the steady ones"
@@ -151,10 +157,14 @@ def judge_trials(
     summaries: Sequence[_Summary],
     *,
     strict: bool = False,
+    marked: Mapping[str, Mapping[str, Any]] | None = None,
+    measured: bool = True,
 ) -> TrialsReport:
     """Group replayed runs (with their run records) by task and find the noisy contracts;
-    ``plans`` maps a tool to its contract ids, ``summaries`` are check's per contract."""
-    report = TrialsReport(strict=strict)
+    ``plans`` maps a tool to its contract ids, ``summaries`` are check's per contract.
+    ``marked`` (contract id → evidence) are the contracts mining marked noisy: they are
+    noisy here too, with mining's counts, unless these trials measured them."""
+    report = TrialsReport(strict=strict, measured=measured)
     by_task: dict[str, list[tuple[str, dict[str, bool]]]] = defaultdict(list)
     for replayed, run in runs:
         if not is_nominal(run):
@@ -185,6 +195,20 @@ def judge_trials(
                 examples=tally.examples,
             )
         )
+    seen = {n.contract_id for n in report.noisy}
+    for cid, evidence in (marked or {}).items():
+        summary = described.get(cid)
+        if cid in seen or summary is None:
+            continue
+        report.noisy.append(
+            NoisyContract(
+                tool=summary.tool, contract_id=cid, kind=summary.kind, path=summary.path,
+                tasks=int(evidence.get("trial_tasks") or 0),
+                flipped_tasks=int(evidence.get("flipped_tasks") or 0),
+                flip_rate=float(evidence.get("flip_rate") or 0.0),
+                violated_runs=0, held_runs=0, source="mine",
+            )
+        )  # fmt: skip
     report.noisy.sort(key=lambda n: (-n.flip_rate, n.tool, n.contract_id))
     noisy = {n.contract_id for n in report.noisy}
     report.gating_violations = sum(
@@ -199,7 +223,8 @@ def noisy_notes(trials: TrialsReport | None) -> dict[str, str]:
     if trials is None or trials.strict:
         return {}
     return {
-        n.contract_id: f"noisy between trials: verdict flips in {n.flipped_tasks} of "
-        f"{n.tasks} tasks (flip rate {n.flip_rate:.0%}); kept out of the verdict"
+        n.contract_id: f"noisy between trials{' when mined' if n.source == 'mine' else ''}: "
+        f"verdict flips in {n.flipped_tasks} of {n.tasks} tasks (flip rate "
+        f"{n.flip_rate:.0%}); kept out of the verdict"
         for n in trials.noisy
     }

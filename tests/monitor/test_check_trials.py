@@ -118,3 +118,37 @@ def test_cli_reports_the_flip_rate_and_exits_by_strictness(tmp_path: Path, contr
     assert strict.returncode == 1
     as_json = _tracemine("check", traces, "-c", contracts, "--trials", "--json", cwd=tmp_path)
     assert json.loads(as_json.stdout)["trials"]["noisy"][0]["flip_rate"] == 0.5
+
+
+def test_a_contract_mining_marked_noisy_is_kept_out_of_the_verdict_without_trials(
+    tmp_path: Path, write_contracts: Any
+) -> None:
+    """The file says mining saw ``c_items`` flip between trials: a single run breaking it
+    does not fail the check, with or without ``--trials``; ``--strict`` counts it; a
+    steady contract still fails."""
+    from tracemine.model.contract import Evidence
+
+    marks = Evidence(tasks=9, trial_tasks=6, flipped_tasks=2, flip_rate=0.25)
+    contracts = write_contracts(
+        contract("non_empty", ["result.items"], id="c_items", evidence=marks),
+        contract("non_negative", ["result.total"], id="c_total"),
+    )
+    one = write(tmp_path / "one.jsonl", [trial("r1", "t1", {**ORDER, "items": []})])
+    report = check(one, contracts)
+    assert report.violations == 1 and not report.failed
+    assert report.trials is not None and not report.trials.measured
+    (noisy,) = report.trials.noisy
+    assert (noisy.contract_id, noisy.source, noisy.tasks, noisy.flipped_tasks) == (
+        "c_items", "mine", 6, 2)  # fmt: skip
+    assert check(one, contracts, strict=True).failed
+    assert check(one, contracts, trials=True).trials.noisy[0].source == "mine"  # type: ignore[union-attr]
+    root = ET.fromstring(junit_xml(report))
+    case = next(c for c in root.iter("testcase") if "c_items" in c.get("name", ""))
+    skipped = case.find("skipped")
+    assert skipped is not None and "when mined" in skipped.get("message", "")
+    steady = write(tmp_path / "steady.jsonl", [trial("r2", "t2", {**ORDER, "total": -1})])
+    assert check(steady, contracts).failed
+    done = _tracemine("check", one, "--contracts", contracts, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join(done.stdout.split())
+    assert "marked noisy when mined" in said and "trials: 0 nominal runs" not in said

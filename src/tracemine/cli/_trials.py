@@ -11,11 +11,12 @@ _EXAMPLES_SHOWN = 2
 
 
 def render_trials(trials: TrialsReport) -> None:
-    console.print(
-        f"trials: {trials.runs_grouped} nominal runs of {trials.tasks} tasks with two or more "
-        f"trials ({trials.runs_without_task} runs without a task id, "
-        f"{trials.runs_not_nominal} runs not nominal, left out)"
-    )
+    if trials.measured:
+        console.print(
+            f"trials: {trials.runs_grouped} nominal runs of {trials.tasks} tasks with two or "
+            f"more trials ({trials.runs_without_task} runs without a task id, "
+            f"{trials.runs_not_nominal} runs not nominal, left out)"
+        )
     if not trials.noisy:
         console.print("no contract's verdict differs between trials of a task")
         return
@@ -25,9 +26,11 @@ def render_trials(trials: TrialsReport) -> None:
     for name in ("tool", "kind", "path", "id", *numeric):
         table.add_column(name, justify="right" if name in numeric else "left")
     for n in trials.noisy:
+        runs = (str(n.violated_runs), str(n.held_runs)) if n.source == "trials" else ("", "")
         table.add_row(n.tool, n.kind, n.path, n.contract_id, f"{n.flipped_tasks}/{n.tasks}",
-                      f"{n.flip_rate:.0%}", str(n.violated_runs), str(n.held_runs),
-                      style="yellow")  # fmt: skip
+                      f"{n.flip_rate:.0%}", *runs, style="yellow")  # fmt: skip
+    if any(n.source == "mine" for n in trials.noisy):
+        table.caption = "no runs counted: marked noisy when mined (tasks and rate are mining's)"
     console.print(table)
     for n in trials.noisy:
         for example in n.examples[:_EXAMPLES_SHOWN]:
