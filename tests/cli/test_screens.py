@@ -67,10 +67,10 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _tracemine(*args: str, cwd: Path) -> str:
+def _tracemine(*args: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> str:
     done = subprocess.run([sys.executable, "-m", "tracemine", *args], cwd=cwd,
                           capture_output=True, text=True)  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode in ok, done.stderr
     return done.stdout
 
 
@@ -133,3 +133,22 @@ def test_evaluate_summary_fits(tmp_path: Path, columns: int) -> None:
     assert not _whole(arms, "\n".join(_table_lines(shown, "arm")))
     assert not _whole(classes, "\n".join(_table_lines(shown, "fault")))
     assert ("group" in _table_lines(shown, "fault")[0]) == (columns == 120)
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_check_and_stats_tables_fit(demo: Path, columns: int) -> None:
+    """The paths of the contracts a faulted trace breaks stand whole at 80 columns as at
+    120; at 80 the columns given up are named."""
+    _tracemine("inject", "--in", "sim/all.otlp.jsonl", "--out", "bad.otlp.jsonl", cwd=demo)
+    shown = screen("check", "bad.otlp.jsonl", "-c", "candidates.json", "--include-proposed",
+                   columns=columns, cwd=demo)  # fmt: skip
+    assert all(len(line) <= columns for line in shown.splitlines())
+    assert "…" not in shown
+    args = ["check", "bad.otlp.jsonl", "-c", "candidates.json", "--include-proposed", "--json"]
+    report = json.loads(_tracemine(*args, cwd=demo, ok=(0, 1)))
+    paths = {c["path"] for c in report["contracts"] if c["violated"] and "," not in c["path"]}
+    rows = "\n".join(_table_lines(shown, "kind" if columns == 80 else "tool"))
+    assert paths and not {p for p in paths if p not in rows}
+    assert ("left out at 80 columns" in shown) == (columns == 80)
+    stats = screen("stats", "--db", "t.duckdb", columns=columns, cwd=demo)
+    assert "…" not in stats and all(len(line) <= columns for line in stats.splitlines())

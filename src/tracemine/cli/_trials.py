@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from rich.table import Table
-
 from tracemine.cli._common import console
+from tracemine.cli._fit import Column, fit, left_out
 from tracemine.trials import TrialsReport
 
 _EXAMPLES_SHOWN = 2
+_COLUMNS = [
+    Column("tool", drop=2), Column("kind"), Column("path", text=True), Column("id", drop=1),
+    Column("tasks flipped", "tasks\nflipped", numeric=True),
+    Column("flip rate", "flip\nrate", numeric=True),
+    Column("runs violated", "runs\nviol.", numeric=True, drop=3),
+    Column("runs held", "runs\nheld", numeric=True, drop=4),
+]  # fmt: skip
 
 
 def render_trials(trials: TrialsReport) -> None:
@@ -20,18 +26,17 @@ def render_trials(trials: TrialsReport) -> None:
     if not trials.noisy:
         console.print("no contract's verdict differs between trials of a task")
         return
-    table = Table(title="noisy contracts (verdict differs between trials of a task)",
-                  title_justify="left")  # fmt: skip
-    numeric = ("tasks flipped", "flip rate", "runs violated", "runs held")
-    for name in ("tool", "kind", "path", "id", *numeric):
-        table.add_column(name, justify="right" if name in numeric else "left")
-    for n in trials.noisy:
-        runs = (str(n.violated_runs), str(n.held_runs)) if n.source == "trials" else ("", "")
-        table.add_row(n.tool, n.kind, n.path, n.contract_id, f"{n.flipped_tasks}/{n.tasks}",
-                      f"{n.flip_rate:.0%}", *runs, style="yellow")  # fmt: skip
+    rows = [[n.tool, n.kind, n.path, n.contract_id, f"{n.flipped_tasks}/{n.tasks}",
+             f"{n.flip_rate:.0%}",
+             *((str(n.violated_runs), str(n.held_runs)) if n.source == "trials" else ("", ""))]
+            for n in trials.noisy]  # fmt: skip
+    title = "noisy contracts (verdict differs between trials of a task)"
+    table, dropped = fit(title, _COLUMNS, rows, console.width)
     if any(n.source == "mine" for n in trials.noisy):
         table.caption = "no runs counted: marked noisy when mined (tasks and rate are mining's)"
     console.print(table)
+    if said := left_out(dropped, console.width):
+        console.print(said)
     for n in trials.noisy:
         for example in n.examples[:_EXAMPLES_SHOWN]:
             console.print(f"  [yellow]~[/] {n.tool} {n.kind}: {example}", markup=True,

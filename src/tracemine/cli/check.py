@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from tracemine.check import CheckReport, check, junit_xml
 from tracemine.cli._common import JsonOption, ReaderOption, console, print_json, run
+from tracemine.cli._fit import Column, fit, left_out
 from tracemine.cli._trials import render_trials
 
 ORDER = 40
@@ -74,28 +74,32 @@ def check_command(
 
 
 _RUNS_SHOWN = 10
+TOOL_COLUMNS = [
+    Column("tool"), Column("calls", numeric=True), Column("violations", "viol.", numeric=True),
+    Column("coverage", text=True),
+]  # fmt: skip
+CONTRACT_COLUMNS = [  # at 80 columns the path keeps its width; the tool is in the lines below
+    Column("tool", drop=2), Column("kind"), Column("path", text=True), Column("id", drop=1),
+    Column("checked", numeric=True, drop=3), Column("violated", "viol.", numeric=True),
+    Column("not evaluated", "not\neval.", numeric=True),
+]  # fmt: skip
 
 
 def render(report: CheckReport) -> None:
-    tools = Table(title="tools", title_justify="left")
-    for name in ("tool", "calls", "violations", "coverage"):
-        tools.add_column(name, justify="right" if name in ("calls", "violations") else "left")
-    for t in report.tools:
-        coverage = ", ".join(f"{k} {v}" for k, v in sorted(t.coverage.items()))
-        tools.add_row(t.tool, str(t.calls), str(t.violations), coverage)
-    console.print(tools)
+    width = console.width
+    rows = [[t.tool, str(t.calls), str(t.violations),
+             ", ".join(f"{k} {v}" for k, v in sorted(t.coverage.items()))]
+            for t in report.tools]  # fmt: skip
+    console.print(fit("tools", TOOL_COLUMNS, rows, width)[0])
     # the table lists the contracts that need a look; the clean ones are only counted
     flagged = [c for c in report.contracts if c.violated]
-    contracts = Table(title="contracts violated", title_justify="left")
-    numeric = ("checked", "violated", "not evaluated")
-    for name in ("tool", "kind", "path", "id", *numeric):
-        contracts.add_column(name, justify="right" if name in numeric else "left")
-    for c in flagged:
-        style = "red" if c.violated else None
-        contracts.add_row(c.tool, c.kind, c.path, c.contract_id, str(c.checked), str(c.violated),
-                          str(c.not_evaluated), style=style)  # fmt: skip
     if flagged:
-        console.print(contracts)
+        rows = [[c.tool, c.kind, c.path, c.contract_id, str(c.checked), str(c.violated),
+                 str(c.not_evaluated)] for c in flagged]  # fmt: skip
+        table, dropped = fit("contracts violated", CONTRACT_COLUMNS, rows, width)
+        console.print(table)
+        if said := left_out(dropped, width):
+            console.print(said)
     console.print(
         f"{len(report.contracts) - len(flagged)} contracts held on every call they checked"
     )

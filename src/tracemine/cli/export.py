@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from tracemine.cli._common import JsonOption, console, err_console, print_json, run
+from tracemine.cli._fit import Column, fit, left_out
 from tracemine.export import FORMATS, ExportReport, export_contracts
 
 ORDER = 50
@@ -78,13 +78,14 @@ def render(report: ExportReport) -> None:
     for note in report.notes:
         err_console.print(f"note: {note}", soft_wrap=True)
     if report.unexpressed:
-        table = Table(title=f"{len(report.unexpressed)} contracts {report.format} cannot express",
-                      title_justify="left")  # fmt: skip
-        for name in ("id", "tool", "kind", "contract", "reason"):
-            table.add_column(name, overflow="fold", no_wrap=name in ("id", "kind"))
-        for u in report.unexpressed:
-            table.add_row(u.id, u.tool, u.kind, u.description, u.reason)
+        title = f"{len(report.unexpressed)} contracts {report.format} cannot express"
+        columns = [Column("id", drop=2), Column("tool", drop=1), Column("kind", drop=3),
+                   Column("contract", text=True), Column("reason")]  # fmt: skip
+        rows = [[u.id, u.tool, u.kind, u.description, u.reason] for u in report.unexpressed]
+        table, dropped = fit(title, columns, rows, console.width)
         console.print(table)
+        if said := left_out(dropped, console.width):
+            console.print(said)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from tracemine.cli._common import DbOption, JsonOption, console, print_json, run
+from tracemine.cli._fit import Column, fit
 from tracemine.ingest import StoreStats, stats
 
 ORDER = 11
@@ -28,20 +28,15 @@ def render(s: StoreStats) -> None:
         f"({s.runs_without_task} runs without a task id), {s.calls} calls, "
         f"{s.quarantined} quarantined"
     )
-    table = Table(title="tools", title_justify="left")
-    for name in ("tool", "calls", "runs", "tasks", "statuses"):
-        table.add_column(name, justify="left" if name in ("tool", "statuses") else "right")
-    for t in s.tools:
-        statuses = ", ".join(f"{k} {v}" for k, v in t.statuses.items())
-        table.add_row(t.tool, str(t.calls), str(t.runs), str(t.tasks), statuses)
-    console.print(table)
+    rows = [[t.tool, str(t.calls), str(t.runs), str(t.tasks),
+             ", ".join(f"{k} {v}" for k, v in t.statuses.items())] for t in s.tools]  # fmt: skip
+    columns = [Column("tool"), Column("calls", numeric=True), Column("runs", numeric=True),
+               Column("tasks", numeric=True), Column("statuses", text=True)]  # fmt: skip
+    console.print(fit("tools", columns, rows, console.width)[0])
     if s.quarantine_reasons:
-        q = Table(title="quarantine", title_justify="left")
-        q.add_column("reason")
-        q.add_column("count", justify="right")
-        for reason, count in s.quarantine_reasons.items():
-            q.add_row(reason, str(count))
-        console.print(q)
+        rows = [[reason, str(count)] for reason, count in s.quarantine_reasons.items()]
+        columns = [Column("reason", text=True), Column("count", numeric=True)]
+        console.print(fit("quarantine", columns, rows, console.width)[0])
 
 
 def register(app: typer.Typer) -> None:
