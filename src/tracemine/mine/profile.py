@@ -30,10 +30,11 @@ the per-task tables would hold more than ``1 / PROFILE_SHARE`` of the value rows
 
 Both are built by the same statements (:func:`unit_profiles_sql`, :func:`values_sql`),
 one *part* at a time: whole tasks, taken in call order until
-about ``PART_CALLS`` calls. Their hash tables then hold one part's calls and tasks, so the
-memory they need follows the part size rather than the store's (a million calls at once
-took gigabytes); every per-task row is complete within its part, and per fold the parts'
-rows are added up at the end. The per-call layer (:func:`call_paths_sql`) is not stored:
+about ``PART_CALLS`` calls, fewer when calls carry many values (:func:`part_calls`).
+Their hash tables then hold one part's calls and tasks, so the memory they need follows
+the part size rather than the store's (a million calls at once took gigabytes); every
+per-task row is complete within its part, and per fold the parts' rows are added up at
+the end. The per-call layer (:func:`call_paths_sql`) is not stored:
 it is an inline query that later steps restrict to the few paths they need.
 """
 
@@ -63,6 +64,9 @@ LISTED_DISTINCT = 256
 """Values of a path are listed only when the whole store holds about this many or fewer."""
 PART_CALLS = 100_000
 """About this many nominal calls per part (a task is never split)."""
+PART_VALUES = 4_000_000
+"""And about this many values: wide results (a hundred values a call) make parts of fewer
+calls, whose hash tables stay small enough to be cheap to build."""
 PROFILE_SHARE = 16
 """Profiles are kept per task while their rows stay under this share of the value rows
 (tasks × paths against values); past it, per fold (:func:`per_fold`)."""
@@ -156,10 +160,19 @@ def parts(con: duckdb.DuckDBPyConnection) -> list[Part]:
     return [Part(int(k), int(first), int(last)) for k, first, last in rows] or [EVERY]
 
 
-def nominal_calls_sql(where: str, task_table: str | None) -> str:
+def part_calls(con: duckdb.DuckDBPyConnection) -> int:
+    """Calls per part: ``PART_CALLS``, or fewer when the store's calls carry on average
+    more than ``PART_VALUES / PART_CALLS`` values each."""
+    row = fetch_one(con, "SELECT (SELECT count(*) FROM json_values), (SELECT count(*) FROM calls)")
+    values, calls = (int(row[0]), int(row[1])) if row else (0, 0)
+    per_call = values / calls if calls else 0.0
+    return max(1, min(PART_CALLS, int(PART_VALUES / per_call) if per_call else PART_CALLS))
+
+
+def nominal_calls_sql(where: str, task_table: str | None, size: int = PART_CALLS) -> str:
     """SQL building ``tm_calls``: calls that ended ok, in runs passing ``where``, with the
     task they belong to (a run without one is its own task, ``run:<run_id>``) and the
-    part of that task: tasks ordered by their first call, cut every ``PART_CALLS`` calls."""
+    part of that task: tasks ordered by their first call, cut every ``size`` calls."""
     source = "t.task" if task_table else "r.task_id"
     join = f"LEFT JOIN {task_table} t ON t.run_id = c.run_id" if task_table else ""
     return f"""
@@ -172,7 +185,7 @@ def nominal_calls_sql(where: str, task_table: str | None) -> str:
     ), tasks AS (
         SELECT task, min(call_key) AS first, count(*) AS n FROM nominal GROUP BY task
     ), cut AS (
-        SELECT task, (sum(n) OVER (ORDER BY first, task) - n) // {PART_CALLS} AS part
+        SELECT task, (sum(n) OVER (ORDER BY first, task) - n) // {size} AS part
         FROM tasks
     )
     SELECT n.*, cut.part FROM nominal n JOIN cut ON cut.task = n.task
@@ -508,7 +521,7 @@ def ensure_calls(
         con.execute("BEGIN TRANSACTION")
         try:
             task_table = _register_task_key(con, task_key) if task_key else None
-            con.execute(nominal_calls_sql(where, task_table), params)
+            con.execute(nominal_calls_sql(where, task_table, part_calls(con)), params)
             if task_table:
                 con.unregister(task_table)
             maps = tuple(detect_maps(con))
