@@ -28,12 +28,13 @@ number of folds reads the values again (one profile build, about what the first 
 cost); one with other thresholds reuses them. :func:`per_fold` chooses: per fold when
 the per-task tables would hold more than ``1 / PROFILE_SHARE`` of the value rows.
 
-Both are built by the same statements (:func:`unit_profiles_sql`, :func:`task_values_sql`),
+Both are built by the same statements (:func:`unit_profiles_sql`, :func:`values_sql`),
 one *part* at a time: whole tasks, taken in call order until
-about ``PART_CALLS`` calls. Their hash tables then hold one part's calls and tasks, so the
-memory they need follows the part size rather than the store's (a million calls at once
-took gigabytes); every per-task row is complete within its part, and per fold the parts'
-rows are added up at the end. The per-call layer (:func:`call_paths_sql`) is not stored:
+about ``PART_CALLS`` calls, fewer when calls carry many values (:func:`part_calls`).
+Their hash tables then hold one part's calls and tasks, so the memory they need follows
+the part size rather than the store's (a million calls at once took gigabytes); every
+per-task row is complete within its part, and per fold the parts' rows are added up at
+the end. The per-call layer (:func:`call_paths_sql`) is not stored:
 it is an inline query that later steps restrict to the few paths they need.
 """
 
@@ -63,6 +64,9 @@ LISTED_DISTINCT = 256
 """Values of a path are listed only when the whole store holds about this many or fewer."""
 PART_CALLS = 100_000
 """About this many nominal calls per part (a task is never split)."""
+PART_VALUES = 4_000_000
+"""And about this many values: wide results (a hundred values a call) make parts of fewer
+calls, whose hash tables stay small enough to be cheap to build."""
 PROFILE_SHARE = 16
 """Profiles are kept per task while their rows stay under this share of the value rows
 (tasks × paths against values); past it, per fold (:func:`per_fold`)."""
@@ -156,10 +160,19 @@ def parts(con: duckdb.DuckDBPyConnection) -> list[Part]:
     return [Part(int(k), int(first), int(last)) for k, first, last in rows] or [EVERY]
 
 
-def nominal_calls_sql(where: str, task_table: str | None) -> str:
+def part_calls(con: duckdb.DuckDBPyConnection) -> int:
+    """Calls per part: ``PART_CALLS``, or fewer when the store's calls carry on average
+    more than ``PART_VALUES / PART_CALLS`` values each."""
+    row = fetch_one(con, "SELECT (SELECT count(*) FROM json_values), (SELECT count(*) FROM calls)")
+    values, calls = (int(row[0]), int(row[1])) if row else (0, 0)
+    per_call = values / calls if calls else 0.0
+    return max(1, min(PART_CALLS, int(PART_VALUES / per_call) if per_call else PART_CALLS))
+
+
+def nominal_calls_sql(where: str, task_table: str | None, size: int = PART_CALLS) -> str:
     """SQL building ``tm_calls``: calls that ended ok, in runs passing ``where``, with the
     task they belong to (a run without one is its own task, ``run:<run_id>``) and the
-    part of that task: tasks ordered by their first call, cut every ``PART_CALLS`` calls."""
+    part of that task: tasks ordered by their first call, cut every ``size`` calls."""
     source = "t.task" if task_table else "r.task_id"
     join = f"LEFT JOIN {task_table} t ON t.run_id = c.run_id" if task_table else ""
     return f"""
@@ -172,7 +185,7 @@ def nominal_calls_sql(where: str, task_table: str | None) -> str:
     ), tasks AS (
         SELECT task, min(call_key) AS first, count(*) AS n FROM nominal GROUP BY task
     ), cut AS (
-        SELECT task, (sum(n) OVER (ORDER BY first, task) - n) // {PART_CALLS} AS part
+        SELECT task, (sum(n) OVER (ORDER BY first, task) - n) // {size} AS part
         FROM tasks
     )
     SELECT n.*, cut.part FROM nominal n JOIN cut ON cut.task = n.task
@@ -225,9 +238,30 @@ def per_fold(tasks: int, paths: int, values: int) -> bool:
     return tasks * paths * PROFILE_SHARE > values
 
 
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
 def _in(paths: frozenset[str] | set[str]) -> str:
-    quoted = ", ".join("'" + p.replace("'", "''") + "'" for p in sorted(paths))
+    quoted = ", ".join(_quote(p) for p in sorted(paths))
     return f"path IN ({quoted})" if quoted else "FALSE"
+
+
+def path_flags_sql(flags: dict[str, frozenset[str]]) -> str:
+    """SQL relation: one row per path named in any of ``flags`` (flag name → paths), with
+    a boolean column per flag. Joining the values with it tells each row its path's flags
+    by one hash lookup, where ``path IN (…)`` compares every row's path with each listed
+    one (the cost of scanning the values several times over)."""
+    names = sorted(flags)
+    paths = sorted(set().union(*flags.values()))
+    if not paths:
+        columns = ", ".join(f"FALSE AS {name}" for name in names)
+        return f"(SELECT CAST(NULL AS VARCHAR) AS path, {columns} WHERE FALSE)"
+    rows = ", ".join(
+        "(" + ", ".join([_quote(p), *("TRUE" if p in flags[n] else "FALSE" for n in names)]) + ")"
+        for p in paths
+    )
+    return f"(SELECT * FROM (VALUES {rows}) t(path, {', '.join(names)}))"
 
 
 def call_paths_sql(
@@ -280,10 +314,15 @@ def call_paths_sql(
     single = ", ".join(f"{one} AS {name}" for name, one, _ in columns)
     many = ", ".join(f"{agg} AS {name}" for name, _, agg in columns)
     restrict = f"SEMI JOIN {only} o ON o.path = v.path" if only else ""
-    # duplicates are counted only on array paths of scalars, the costly distinct on those
+    # duplicates are counted only on array paths of scalars. A call's distinct values are
+    # counted in a list of their 64-bit hashes: one small set per call, where a DISTINCT
+    # aggregate regroups every value of the part by (call, path, value), the largest
+    # table of the profile build. Two different values of one call would have to share
+    # a hash to be taken for a duplicate (about 1 in 10^19 a pair).
     n_dup = (
         f"""CASE WHEN {_in(survey.distinct)} AND count(*) > 1
-                 THEN count({scalar}) - count(DISTINCT {scalar}) END"""
+                 THEN count({scalar}) - coalesce(len(list_distinct(
+                     list(hash({scalar})) FILTER ({scalar} IS NOT NULL))), 0) END"""
         if dups
         else "CAST(NULL AS BIGINT)"
     )
@@ -332,11 +371,8 @@ def unit_profiles_sql(survey: Survey, part: Part, fold: bool) -> str:
     per_value = ", ".join(
         f"{values.replace('{fmt}', fmt)} AS {name}" for name, _, values in _PROFILE_COLUMNS
     )
-    calls = part.calls()
-    if fold:
-        calls = f"""(SELECT c.*, CAST(f.fold AS VARCHAR) AS unit FROM {calls} c
-                     JOIN _tm_folds f ON f.task = c.task)"""
-    unit, tasks = ("c.unit", "count(DISTINCT c.task)") if fold else ("c.task", "CAST(1 AS BIGINT)")
+    calls = unit_calls(part, fold)
+    unit, tasks = ("c.unit", "count(DISTINCT c.task)") if fold else ("c.unit", "CAST(1 AS BIGINT)")
     return f"""
     SELECT c.tool, v.side, v.path, {unit} AS unit, {tasks} AS tasks, {per_value}
     FROM {part.values()} v JOIN {calls} c ON c.call_key = v.call_key
@@ -367,61 +403,68 @@ def profiles_sql(survey: Survey, part: Part, fold: bool, into: str, append: bool
     return f"{head} {unit_profiles_sql(survey, part, fold)}"
 
 
-def task_values_sql(survey: Survey, part: Part, cap: int = VALUES_PER_TASK) -> str:
-    """A SELECT of, per tool, path and task of ``part``, the most frequent values (kind
-    ``v``, JSON-encoded; listed paths only) and string shapes (kind ``h``), with the calls
-    that showed them and the task's distinct count, so a fold knows when its list is
-    partial."""
+def unit_calls(part: Part, fold: bool) -> str:
+    """SQL relation: the part's nominal calls with their profile ``unit``: their task, or
+    with ``fold`` their fold (needs ``_tm_folds``)."""
+    if not fold:
+        return f"(SELECT *, task AS unit FROM {part.calls()})"
+    return f"""(SELECT c.*, CAST(f.fold AS VARCHAR) AS unit FROM {part.calls()} c
+               JOIN _tm_folds f ON f.task = c.task)"""
+
+
+def values_sql(
+    survey: Survey, part: Part, fold: bool, into: str, append: bool, cap: int = VALUES_PER_TASK
+) -> str:
+    """SQL building the table ``into`` (or, with ``append``, adding to it): per tool, path,
+    unit (task, or with ``fold`` fold) and value, the calls and tasks that showed it among
+    their ``cap`` most frequent, and the most distinct values one of those tasks had, so a
+    context knows when its list is partial. Values (kind ``v``, JSON-encoded) are those of
+    listed paths; shapes (kind ``h``) those of shaped strings.
+
+    Each task's values are ranked by one window (its total count is the same window over
+    the whole partition, so the rows are sorted once); per fold, the rows kept are summed
+    over the fold's tasks at once."""
+    head = f"INSERT INTO {into}" if append else f"CREATE OR REPLACE TABLE {into} AS"
     value = (
         "CASE jtype WHEN 'string' THEN CAST(to_json(str) AS VARCHAR) "
         "WHEN 'boolean' THEN CAST(bool AS VARCHAR) "
         "ELSE CAST(CAST(num AS HUGEINT) AS VARCHAR) END"
     )
-    return f"""
+    paths = path_flags_sql({"listed": survey.listed, "shaped": survey.shaped})
+    keys = "tool, side, path, unit, kind, value"
+    kept = (
+        f"""SELECT {keys}, sum(seen) AS calls, count(*) AS tasks, max(distinct_n) AS distinct_n
+        FROM ranked WHERE rank <= {cap} GROUP BY {keys}"""
+        if fold
+        else f"""SELECT {keys}, seen AS calls, CAST(1 AS BIGINT) AS tasks, distinct_n
+        FROM ranked WHERE rank <= {cap}"""
+    )
+    return f"""{head}
     WITH v AS (
-        SELECT c.tool, v.side, v.path, c.task, v.jtype, v.str, v.num, v.bool
-        FROM {part.values()} v JOIN {part.calls()} c ON c.call_key = v.call_key
+        SELECT c.tool, v.side, v.path, c.task, c.unit, v.jtype, v.str, v.num, v.bool,
+               s.listed, s.shaped AND v.jtype = 'string' AS shaped
+        FROM {part.values()} v JOIN {unit_calls(part, fold)} c ON c.call_key = v.call_key
+        JOIN {paths} s ON s.path = v.path
         WHERE jtype IN ('string', 'integer', 'boolean')
           AND (jtype <> 'string' OR len <= {MAX_LITERAL_CHARS})
-    ), shaped AS (
-        SELECT * FROM v WHERE jtype = 'string' AND {_in(survey.shaped)}
-    ), shapes AS MATERIALIZED ({shapes_sql("shaped")}
+    ), shapes AS MATERIALIZED ({shapes_sql("v WHERE shaped")}
     ), tagged AS (
-        SELECT tool, side, path, task, 'v' AS kind, {value} AS value
-        FROM v WHERE {_in(survey.listed)}
+        SELECT tool, side, path, task, unit, 'v' AS kind, {value} AS value
+        FROM v WHERE listed
         UNION ALL
-        SELECT v.tool, v.side, v.path, v.task, 'h', s.shape FROM shaped v
-        JOIN shapes s ON s.str = v.str
+        SELECT v.tool, v.side, v.path, v.task, v.unit, 'h', s.shape FROM v
+        JOIN shapes s ON s.str = v.str WHERE v.shaped
     ), grouped AS (
-        SELECT tool, side, path, task, kind, value, count(*) AS seen
+        SELECT tool, side, path, task, unit, kind, value, count(*) AS seen
         FROM tagged GROUP BY ALL
     ), ranked AS (
-        SELECT *, row_number() OVER w AS rank, count(*) OVER p AS distinct_n
+        SELECT *, row_number() OVER w AS rank,
+               count(*) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+                   AS distinct_n
         FROM grouped
-        WINDOW p AS (PARTITION BY tool, side, path, task, kind),
-               w AS (PARTITION BY tool, side, path, task, kind ORDER BY seen DESC, value)
+        WINDOW w AS (PARTITION BY tool, side, path, task, kind ORDER BY seen DESC, value)
     )
-    SELECT tool, side, path, task, kind, value, seen AS calls, distinct_n
-    FROM ranked WHERE rank <= {cap}
-    """
-
-
-def values_sql(survey: Survey, part: Part, fold: bool, into: str, append: bool) -> str:
-    """SQL building the table ``into`` (or, with ``append``, adding to it): per tool, path,
-    unit (task, or with ``fold`` fold) and value, the calls and tasks that showed it among
-    their most frequent, and the most distinct values one of those tasks had."""
-    head = f"INSERT INTO {into}" if append else f"CREATE OR REPLACE TABLE {into} AS"
-    inner = task_values_sql(survey, part)
-    if not fold:
-        return f"""{head}
-        SELECT tool, side, path, task AS unit, kind, value, calls, CAST(1 AS BIGINT) AS tasks,
-               distinct_n
-        FROM ({inner})"""
-    return f"""{head}
-    SELECT t.tool, t.side, t.path, CAST(f.fold AS VARCHAR) AS unit, t.kind, t.value,
-           sum(t.calls) AS calls, count(*) AS tasks, max(t.distinct_n) AS distinct_n
-    FROM ({inner}) t JOIN _tm_folds f ON f.task = t.task
-    GROUP BY t.tool, t.side, t.path, f.fold, t.kind, t.value"""
+    {kept}"""
 
 
 @dataclass(frozen=True)
@@ -478,7 +521,7 @@ def ensure_calls(
         con.execute("BEGIN TRANSACTION")
         try:
             task_table = _register_task_key(con, task_key) if task_key else None
-            con.execute(nominal_calls_sql(where, task_table), params)
+            con.execute(nominal_calls_sql(where, task_table, part_calls(con)), params)
             if task_table:
                 con.unregister(task_table)
             maps = tuple(detect_maps(con))
