@@ -5,19 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tracemine.model.contract import Contract, ContractFile
 from tracemine.monitor import Monitor
-
-
-def contract(kind: str, paths: list[str], tool: str = "get_order", **fields: Any) -> Contract:
-    """An accepted contract (``side`` inferred from the first path)."""
-    side = fields.pop("side", None) or ("args" if paths and "args" in paths[0] else "result")
-    fields.setdefault("status", "accepted")
-    return Contract(tool=tool, side=side, kind=kind, paths=paths, **fields)
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from monitor_contracts import contract
 
-from conftest import contract
 from tracemine.check import check
 from tracemine.model.contract import ContractFile, ContractStatus
 

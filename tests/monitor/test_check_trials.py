@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from monitor_contracts import contract
 
-from conftest import contract
 from tracemine.check import check, junit_xml
 
 ORDER = {"order_id": "#W1", "items": [{"sku": "a"}], "total": 12.5}

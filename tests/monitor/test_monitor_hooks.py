@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from monitor_contracts import contract
 
-from conftest import contract
 from tracemine.monitor.hooks import MonitoredSession, last_receipt, mcp_payload
 
 from helpers import load_example

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from conftest import contract
+from monitor_contracts import contract
 
 ORDER = {
     "order_id": "#W0000001",

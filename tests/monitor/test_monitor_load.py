@@ -7,8 +7,8 @@ import time
 import warnings
 
 import pytest
+from monitor_contracts import contract
 
-from conftest import contract
 from tracemine.errors import ContractFileError
 from tracemine.monitor import ContractLoadError, Monitor, ProposedContractsIgnored
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from monitor_contracts import contract
 
-from conftest import contract
 from tracemine.model.paths import ANY_KEY, PathError, parse, select
 
 PRODUCT = {

@@ -10,8 +10,8 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from monitor_contracts import contract
 
-from conftest import contract
 from tracemine.monitor import Monitor, Receipt
 
 SCALARS = (

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from monitor_contracts import contract
 
-from conftest import contract
 from tracemine.monitor import Run
 
 
