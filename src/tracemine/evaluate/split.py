@@ -68,7 +68,7 @@ def from_traces(paths: Sequence[str | Path], task_key: str | None) -> Source:
         raise InputError("the trace files hold no runs to evaluate on")
     orphans = [run for run in runs if not run.get("task_id")]
     if orphans and key is None:
-        found = suggest([{k: v for k, v in run.items() if k != "calls"} for run in runs])
+        found = suggest(runs)
         hint = "".join(f"; {s}" for s in found if s.tasks < s.covered)
     else:
         hint = ""

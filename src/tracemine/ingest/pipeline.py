@@ -25,7 +25,7 @@ from tracemine.ingest import store
 from tracemine.ingest.detect import detect_format, reader_for
 from tracemine.ingest.readers.base import BadRecord, Reader, Sink, dumps, excerpt, not_numbers
 from tracemine.ingest.source import BadUnit, file_hash, iter_units
-from tracemine.ingest.taskkey import RUN_COLUMNS, TaskKey, run_record, suggest
+from tracemine.ingest.taskkey import TaskKey, store_runs, suggest
 from tracemine.model.trace import CallRecord, RunRecord
 
 BATCH_CALLS = 20_000
@@ -193,8 +193,7 @@ def _task_key_suggestions(con: duckdb.DuckDBPyConnection) -> list[str]:
     row = store.fetch_one(con, "SELECT count(*) FILTER (task_id IS NULL) FROM runs")
     if not row or not row[0]:
         return []
-    rows = con.execute(f"SELECT {RUN_COLUMNS} FROM runs").fetchall()
-    return [str(found) for found in suggest([run_record(r) for r in rows])]
+    return [str(found) for found in suggest(store_runs(con))]
 
 
 def _ingest_file(

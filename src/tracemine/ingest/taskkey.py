@@ -87,6 +87,12 @@ def run_record(row: tuple[Any, ...]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def store_runs(con: Any, where: str = "TRUE", params: Any = ()) -> list[dict[str, Any]]:
+    """The runs of the store on ``con`` passing ``where`` (over ``runs r``), as run dicts."""
+    rows = con.execute(f"SELECT {RUN_COLUMNS} FROM runs r WHERE {where}", params).fetchall()
+    return [run_record(row) for row in rows]
+
+
 # a run id that ends in a repetition counter: "<task>-trial3", "<task>.r2", "<task>_attempt-1"
 _WORDS = "trial|attempt|try|run|rep|sample|seed|iter|t|r"
 _COUNTERS = (

@@ -12,7 +12,7 @@ import duckdb
 
 from tracemine.errors import InputError, StoreError
 from tracemine.ingest.store import connect, fetch_one, out_of_memory
-from tracemine.ingest.taskkey import RUN_COLUMNS, run_record, suggest
+from tracemine.ingest.taskkey import store_runs, suggest
 from tracemine.mine.conditional import Conditional
 from tracemine.mine.context import assign_folds, load_contexts, register_membership
 from tracemine.mine.crossfit import Shared
@@ -190,8 +190,7 @@ def _require_tasks(
     if runs == 0:
         raise InputError("no runs in the store pass --where; nothing to mine")
     if crossfit and with_task == 0 and task_key is None:
-        rows = con.execute(f"SELECT {RUN_COLUMNS} FROM runs r WHERE {where}", params).fetchall()
-        found = suggest([run_record(row) for row in rows], at_least=folds)
+        found = suggest(store_runs(con, where, params), at_least=folds)
         said = "".join(f"\n  {s}" for s in found) or f" none (no key gives {folds} tasks)"
         raise InputError(
             "no run has a task id, so tasks cannot be held out; give --task-key (a run "

@@ -50,7 +50,7 @@ import duckdb
 
 from tracemine.errors import TaskKeyError
 from tracemine.ingest.store import fetch_one
-from tracemine.ingest.taskkey import RUN_COLUMNS, TaskKey, run_record, suggest
+from tracemine.ingest.taskkey import TaskKey, store_runs, suggest
 from tracemine.mine.formats import format_sql, guess_format, shapes_sql
 from tracemine.mine.maps import detect as detect_maps
 from tracemine.mine.maps import values_view_sql
@@ -612,13 +612,11 @@ def _register_task_key(con: duckdb.DuckDBPyConnection, spec: str) -> str:
     import pyarrow as pa
 
     key = TaskKey.parse(spec)
-    rows = con.execute(f"SELECT {RUN_COLUMNS} FROM runs").fetchall()
-    run_ids, tasks = [], []
-    for row in rows:
-        run_ids.append(row[0])
-        tasks.append(key.task_id(run_record(row)))
-    if rows and not any(tasks):
-        said = "".join(f"\n  {s}" for s in suggest([run_record(row) for row in rows]))
+    runs = store_runs(con)
+    run_ids = [run["run_id"] for run in runs]
+    tasks = [key.task_id(run) for run in runs]
+    if runs and not any(tasks):
+        said = "".join(f"\n  {s}" for s in suggest(runs))
         hint = f"; what the runs carry would give:{said}" if said else ""
         raise TaskKeyError(f"--task-key {spec!r} finds no task id in any run of the store{hint}")
     con.register("_tm_task_map", pa.table({"run_id": run_ids, "task": tasks}))
