@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from tracemine.errors import InputError
 from tracemine.ingest import read_traces
-from tracemine.monitor import Monitor, RunReplay, replay
+from tracemine.monitor import Monitor, RunReplay, read_document, replay
 from tracemine.trials import TrialsReport, judge_trials, noisy_notes
 
 LABELS = ("complete-correct", "safe-incomplete", "unsafe-complete", "complete-wrong")
@@ -105,7 +105,8 @@ def check(
     ``strict``. Contracts the file marks noisy (mining saw them flip between trials) are
     kept out of the verdict the same way, with or without ``trials``."""
     paths = [traces] if isinstance(traces, str | Path) else list(traces)
-    monitor = Monitor.load(contracts, include_proposed=include_proposed)
+    document = read_document(contracts)  # read once: the monitor and the noise marks
+    monitor = Monitor.from_dict(document, include_proposed=include_proposed, origin=str(contracts))
     cases = load_oracle(oracle) if oracle is not None else None
     report = CheckReport(traces=[str(p) for p in paths], contracts_file=str(contracts),
                          notices=list(monitor.notices))  # fmt: skip
@@ -113,7 +114,7 @@ def check(
                                        path=", ".join(p.text for p in s.paths) or "(run)")
                  for s in monitor.contracts if s.kind != "completeness"}  # fmt: skip
     plans = {tool: [s.id for s in monitor.contracts if s.tool == tool] for tool in monitor.tools}
-    marked = {cid: ev for cid, ev in noise_marks(contracts).items() if cid in summaries}
+    marked = {cid: ev for cid, ev in noise_marks(document).items() if cid in summaries}
     tools: dict[str, ToolSummary] = {}
     grouped: list[tuple[RunReplay, dict[str, Any]]] | None = [] if trials or strict else None
     for path in paths:
@@ -160,16 +161,11 @@ def check(
     return report
 
 
-def noise_marks(contracts: str | Path) -> dict[str, dict[str, Any]]:
-    """Contract id → evidence, for the contracts the file says were noisy when mined
-    (``flipped_tasks`` in the evidence); none for a file that is not tracemine's own."""
-    try:
-        document = json.loads(Path(contracts).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    listed = document.get("contracts") if isinstance(document, dict) else None
+def noise_marks(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Contract id → evidence, for the contracts a parsed contract file (one the monitor
+    accepted) says were noisy when mined: ``flipped_tasks`` in the evidence."""
     marks: dict[str, dict[str, Any]] = {}
-    for item in listed if isinstance(listed, list) else []:
+    for item in document["contracts"]:
         evidence = item.get("evidence") if isinstance(item, dict) else None
         if isinstance(evidence, dict) and evidence.get("flipped_tasks"):
             marks[str(item.get("id"))] = evidence

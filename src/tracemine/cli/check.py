@@ -11,7 +11,7 @@ from rich.markup import escape
 from tracemine.check import CheckReport, check, junit_xml
 from tracemine.cli._common import JsonOption, ReaderOption, console, print_json, run
 from tracemine.cli._fit import Column, fit, left_out
-from tracemine.cli._trials import render_trials
+from tracemine.cli._trials import CONTRACT_COLUMNS, render_trials
 
 ORDER = 40
 
@@ -78,8 +78,8 @@ TOOL_COLUMNS = [
     Column("tool"), Column("calls", numeric=True), Column("violations", "viol.", numeric=True),
     Column("coverage", text=True),
 ]  # fmt: skip
-CONTRACT_COLUMNS = [  # at 80 columns the path keeps its width; the tool is in the lines below
-    Column("tool", drop=2), Column("kind"), Column("path", text=True), Column("id", drop=1),
+VIOLATED_COLUMNS = [  # the tool is also in the example lines below the table
+    *CONTRACT_COLUMNS,
     Column("checked", numeric=True, drop=3), Column("violated", "viol.", numeric=True),
     Column("not evaluated", "not\neval.", numeric=True),
 ]  # fmt: skip
@@ -96,7 +96,7 @@ def render(report: CheckReport) -> None:
     if flagged:
         rows = [[c.tool, c.kind, c.path, c.contract_id, str(c.checked), str(c.violated),
                  str(c.not_evaluated)] for c in flagged]  # fmt: skip
-        table, dropped = fit("contracts violated", CONTRACT_COLUMNS, rows, width)
+        table, dropped = fit("contracts violated", VIOLATED_COLUMNS, rows, width)
         console.print(table)
         if said := left_out(dropped, width):
             console.print(said)

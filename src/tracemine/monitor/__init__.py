@@ -17,7 +17,7 @@ Hooks for Python tool functions and MCP client sessions are in :mod:`tracemine.m
 
 from __future__ import annotations
 
-from tracemine.monitor._load import SCHEMA_VERSION, ContractLoadError
+from tracemine.monitor._load import SCHEMA_VERSION, ContractLoadError, read_document
 from tracemine.monitor._monitor import Monitor, ProposedContractsIgnored
 from tracemine.monitor._receipt import Gap, Receipt, RunVerdict, Unevaluated, Violation
 from tracemine.monitor._replay import CallOutcome, RunReplay, replay
@@ -36,5 +36,6 @@ __all__ = [
     "RunVerdict",
     "Unevaluated",
     "Violation",
+    "read_document",
     "replay",
 ]

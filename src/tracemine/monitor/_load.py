@@ -50,17 +50,22 @@ class Spec:
     hint: str
 
 
-def read_contracts(path: str | FilePath) -> list[Spec]:
-    """Every contract in the file at ``path``; :class:`ContractLoadError` if unusable."""
+def read_document(path: str | FilePath) -> Any:
+    """The parsed JSON of the contract file at ``path``; :class:`ContractLoadError` if it
+    cannot be read or is not JSON (what it holds is :func:`parse_document`'s to judge)."""
     try:
         text = FilePath(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ContractLoadError(f"{path}: cannot read contract file: {exc}") from None
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise ContractLoadError(f"{path}: not JSON: {exc}") from None
-    return parse_document(data, origin=str(path))
+
+
+def read_contracts(path: str | FilePath) -> list[Spec]:
+    """Every contract in the file at ``path``; :class:`ContractLoadError` if unusable."""
+    return parse_document(read_document(path), origin=str(path))
 
 
 def parse_document(data: Any, origin: str = "contract file") -> list[Spec]:

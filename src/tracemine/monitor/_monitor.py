@@ -122,9 +122,13 @@ class Monitor:
         return cls(_read(path), include_proposed=include_proposed, origin=str(path))
 
     @classmethod
-    def from_dict(cls, data: Any, *, include_proposed: bool | None = None) -> Monitor:
-        """Like :meth:`load`, from an already parsed document."""
-        return cls(parse_document(data), include_proposed=include_proposed)
+    def from_dict(
+        cls, data: Any, *, include_proposed: bool | None = None, origin: str = ""
+    ) -> Monitor:
+        """Like :meth:`load`, from an already parsed document; ``origin`` (the file it came
+        from) names it in errors and warnings."""
+        specs = parse_document(data, origin or "contract file")
+        return cls(specs, include_proposed=include_proposed, origin=origin)
 
     @property
     def tools(self) -> list[str]:
