@@ -242,6 +242,17 @@ _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}  # fmt: skip
 
 
+def parse_size(text: str | None) -> int | None:
+    """Bytes of a size such as ``1GB``, ``512MiB`` or ``2e9``; None if it is not one."""
+    found = re.fullmatch(r"\s*([0-9.eE+]+)\s*([a-zA-Z]*)\s*", text or "")
+    if not found:
+        return None
+    try:
+        return int(float(found[1]) * _UNITS[found[2].lower() or "b"])
+    except (KeyError, ValueError):
+        return None
+
+
 def out_of_memory(job: str, step: str, default: str | None) -> MemoryLimitError:
     """The one-line error for DuckDB running out of its memory cap while ``job`` was
     ``step``: what ran out, the cap in force, and what to set it to. A statement's need
@@ -249,8 +260,7 @@ def out_of_memory(job: str, step: str, default: str | None) -> MemoryLimitError:
     that can differ), and ``at least``: larger inputs may need more."""
     limit = os.environ.get(MEMORY_SETTING) or default
     where = f"{job} ran out of memory" + (f" {step}" if step else "")
-    found = re.fullmatch(r"\s*([0-9.]+)\s*([a-zA-Z]*)\s*", limit or "")
-    size = float(found[1]) * _UNITS.get(found[2].lower() or "b", 0) if found else 0
+    size = parse_size(limit) or 0
     if size <= 0:
         return MemoryLimitError(
             f"{where}; set {MEMORY_SETTING} to a size DuckDB may use, such as 2GB, and run again"
@@ -270,6 +280,14 @@ def fetch_one(
     other work on a connection with an unfinished result.)"""
     rows = con.execute(sql, params or []).fetchall()
     return rows[0] if rows else None
+
+
+def fetch_arrow(con: duckdb.DuckDBPyConnection, sql: str) -> Any:
+    """The whole result of ``sql`` as a pyarrow Table, through the relation API (a DB-API
+    result would be copied once more)."""
+    relation = con.sql(sql)
+    fetch = getattr(relation, "to_arrow_table", None) or getattr(relation, "arrow")  # noqa: B009
+    return fetch()
 
 
 def find_ingest(con: duckdb.DuckDBPyConnection, file_hash: str) -> int | None:
@@ -302,12 +320,28 @@ def delete_ingest(
     con.execute("DELETE FROM ingests WHERE ingest_id = ?", [ingest_id])
 
 
+KEY_BITS = 40
+"""A file's calls take the keys ``ingest_id << KEY_BITS`` onwards (a trillion calls a
+file, eight million files a store). A call's key then depends only on its file's ingest
+id and its place in that file, so a file read into a store of its own under the ingest
+id it would have had in a larger one (a shard: :mod:`tracemine.engine`) gets the very
+keys, and stores of shards hold, table for table, what one store of their files would."""
+
+
+def first_key(ingest_id: int) -> int:
+    """The first ``call_key`` of the file ingested as ``ingest_id``."""
+    return ingest_id << KEY_BITS
+
+
 def next_ids(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
-    """The next free ``ingest_id`` and ``call_key``."""
+    """The next free ``ingest_id`` and the first ``call_key`` of its file."""
     ingest_row = fetch_one(con, "SELECT coalesce(max(ingest_id), 0) + 1 FROM ingests")
-    call_row = fetch_one(con, "SELECT coalesce(max(call_key), 0) + 1 FROM calls")
-    assert ingest_row is not None and call_row is not None
-    return int(ingest_row[0]), int(call_row[0])
+    assert ingest_row is not None
+    ingest_id = int(ingest_row[0])
+    # an ingest of a store made before keys followed ingest ids may have used keys past
+    # its own id's range (never in practice: that needs 2**40 calls)
+    row = fetch_one(con, "SELECT coalesce(max(call_key), 0) + 1 FROM calls")
+    return ingest_id, max(first_key(ingest_id), int(row[0]) if row else 0)
 
 
 def append(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> None:
