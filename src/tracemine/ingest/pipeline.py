@@ -196,6 +196,57 @@ def _task_key_suggestions(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [str(found) for found in suggest(store_runs(con))]
 
 
+def ingest_shard(
+    path: str | Path,
+    db: str | Path,
+    *,
+    ingest_id: int,
+    source_file: str,
+    format: str,
+    first_line: int = 1,
+) -> FileReport:
+    """Read one shard of a corpus into a store of its own: ``path`` holds the shard (a
+    file, or a byte range of one cut at line ends), stored as the file ``source_file``
+    from line ``first_line`` on, under ``ingest_id`` (its place among the corpus' files),
+    so that its calls get the keys one store of the whole corpus would give them
+    (:data:`tracemine.ingest.store.KEY_BITS`). A store already holding it is left as it
+    is, and its report is given again."""
+    con = store.connect(db, memory_limit=INGEST_MEMORY_LIMIT)
+    con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_EVERY}'")
+    try:
+        found = stored_report(con, ingest_id, source_file)
+        if found is not None:
+            found.outcome, found.detail = "skipped", "already read into this shard's store"
+            return found
+        try:
+            return _ingest_file(con, Path(path), format, None, False, False, None,
+                                ingest_id=ingest_id, source_file=source_file,
+                                first_line=first_line)  # fmt: skip
+        except duckdb.OutOfMemoryException:
+            raise store.out_of_memory(f"ingesting {source_file}", "", INGEST_MEMORY_LIMIT) from None
+    finally:
+        con.close()
+
+
+def stored_report(con: Any, ingest_id: int, source_file: str) -> FileReport | None:
+    """The report of the file ingested as ``ingest_id``, from what the store keeps of it
+    (``detail`` holds its content hash); None if there is none."""
+    stored = store.fetch_one(
+        con, "SELECT source_format, units_read, units_stored, units_quarantined, "
+        "items_quarantined, runs_seen, calls_stored, calls_missing_result, duration_s, "
+        "(SELECT count(*) FROM runs WHERE task_id IS NULL AND ingest_id = $1), file_hash "
+        "FROM ingests WHERE ingest_id = $1",
+        [ingest_id],
+    )  # fmt: skip
+    if stored is None:
+        return None
+    names = ("source_format", "units_read", "units_stored", "units_quarantined",
+             "items_quarantined", "runs", "calls", "calls_missing_result", "seconds",
+             "runs_without_task")  # fmt: skip
+    return FileReport(source_file=source_file, outcome="ingested", detail=stored[-1],
+                      **dict(zip(names, stored[:-1], strict=True)))  # fmt: skip
+
+
 def _ingest_file(
     con: Any,
     path: Path,
@@ -204,8 +255,12 @@ def _ingest_file(
     replace: bool,
     validate: bool,
     progress: ProgressCallback | None,
+    *,
+    ingest_id: int | None = None,
+    source_file: str | None = None,
+    first_line: int = 1,
 ) -> FileReport:
-    source_file = path.as_posix()
+    source_file = source_file or path.as_posix()
     digest, size = file_hash(path)
     existing = store.find_ingest(con, digest)
     if existing is not None and not replace:
@@ -221,14 +276,14 @@ def _ingest_file(
     name = format_name
     reader = reader_for(name)(source_file)
     started = time.perf_counter()
-    writer = _FileWriter(con, reader, key, validate)
+    writer = _FileWriter(con, reader, key, validate, ingest_id)
     try:
         # calls and their values are committed batch by batch, with this file's ingest_id;
         # the file counts as stored only once its ``ingests`` row is committed, with its
         # runs, in the last transaction. Until then its rows are unfinished: removed here
         # on any error, and by ``store.connect`` if the process died.
         with collector.paused():
-            report = writer.run(path, size, progress)
+            report = writer.run(path, size, progress, first_line)
         con.execute("BEGIN TRANSACTION")
         try:
             if existing is not None:
@@ -308,12 +363,17 @@ class _FileWriter:
     """Reads one file through its reader, commits its calls batch by batch and has them
     flattened; the runs are written by the caller's last transaction."""
 
-    def __init__(self, con: Any, reader: Reader, key: TaskKey | None, validate: bool) -> None:
+    def __init__(
+        self, con: Any, reader: Reader, key: TaskKey | None, validate: bool,
+        ingest_id: int | None = None,
+    ) -> None:  # fmt: skip
         self.con = con
         self.reader = reader
         self.key = key
         self.validate = validate
         self.ingest_id, self.next_key = store.next_ids(con)
+        if ingest_id is not None:  # a shard: its place among the corpus' files
+            self.ingest_id, self.next_key = ingest_id, store.first_key(ingest_id)
         self.call_rows: list[tuple[Any, ...]] = []
         self.first_key = self.next_key
         self.batch_bytes = 0  # JSON and texts of the calls held in ``call_rows``
@@ -327,7 +387,9 @@ class _FileWriter:
             source_file=reader.source_file, source_format=reader.name, outcome="ingested"
         )
 
-    def run(self, path: Path, size: int, progress: ProgressCallback | None) -> FileReport:
+    def run(
+        self, path: Path, size: int, progress: ProgressCallback | None, first_line: int = 1
+    ) -> FileReport:
         report = self.report
         on_bytes = (
             (lambda done: progress(self.reader.source_file, done, size)) if progress else None
@@ -336,7 +398,10 @@ class _FileWriter:
         feed, reader_name = self.reader.feed, self.reader.name
         sink = Sink()  # one for the whole file, emptied after every unit
         not_numbers()  # what detecting the format parsed is not this file's content yet
-        for position, unit in iter_units(path, on_bytes):
+        units = iter_units(path, on_bytes)
+        if first_line != 1:  # a byte range of a larger file: its lines are numbered on
+            units = ((position + first_line - 1, unit) for position, unit in units)
+        for position, unit in units:
             read += 1
             parsed = not_numbers()  # the unit was parsed before it was handed over
             if isinstance(unit, BadUnit):

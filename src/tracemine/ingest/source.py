@@ -45,7 +45,7 @@ def file_hash(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def _layout(path: Path) -> str:
+def layout(path: Path) -> str:
     """'jsonl', 'array' or 'document', judged from the first line."""
     with open_binary(path) as handle:
         try:
@@ -78,10 +78,10 @@ def iter_units(path: Path, progress: Progress | None = None) -> Iterator[tuple[i
     """Yield ``(position, unit)``: position is the 1-based line (JSONL) or element number
     (array); a unit that cannot be parsed is a :class:`BadUnit`. ``progress`` is called now
     and then with the number of bytes of the file read so far."""
-    layout = _layout(path)
-    if layout == "jsonl":
+    shape = layout(path)
+    if shape == "jsonl":
         yield from _iter_jsonl(path, progress)
-    elif layout == "array":
+    elif shape == "array":
         yield from _iter_array(path)
     else:
         yield from _iter_document(path)

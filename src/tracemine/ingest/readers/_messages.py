@@ -191,6 +191,10 @@ class ConversationReader(Reader):
         super().__init__(source_file)
         self.streams: dict[str, RunCalls] = {}
 
+    @classmethod
+    def splittable(cls, unit: Any) -> bool:
+        return unwrap_conversation(unit) is not None  # whole conversations, not messages
+
     def feed(self, unit: Any, line: int, out: Sink) -> None:
         conversation = unwrap_conversation(unit)
         if conversation is None:

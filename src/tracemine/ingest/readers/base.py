@@ -86,6 +86,14 @@ class Reader:
         """True when the first unit of a file looks like this format."""
         raise NotImplementedError
 
+    @classmethod
+    def splittable(cls, unit: Any) -> bool:
+        """True when a file whose first unit is ``unit`` may be cut between any two
+        units and read in pieces: every unit of it holds whole runs, and the reader keeps
+        nothing from one unit to the next (a shard of a sharded mine may then be a byte
+        range of the file)."""
+        return False
+
     def feed(self, unit: Any, line: int, out: Sink) -> None:
         """Read one unit. Raise :class:`BadRecord` to quarantine it whole."""
         raise NotImplementedError

@@ -38,6 +38,10 @@ class CallLogReader(Reader):
             and (not calls or any(isinstance(c, dict) and "name" in c for c in calls[:5]))
         )
 
+    @classmethod
+    def splittable(cls, unit: Any) -> bool:
+        return True  # a unit is a whole run
+
     def feed(self, unit: Any, line: int, out: Sink) -> None:
         if not isinstance(unit, dict) or not isinstance(unit.get("calls"), list):
             raise BadRecord("expected an object with a 'calls' array")
