@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,19 +12,20 @@ from typing import Any
 import duckdb
 
 from tracemine.errors import InputError, StoreError
-from tracemine.ingest.store import connect, fetch_one, out_of_memory
-from tracemine.ingest.taskkey import store_runs, suggest
+from tracemine.ingest.store import connect, out_of_memory
+from tracemine.ingest.taskkey import suggest
 from tracemine.mine.conditional import Conditional
 from tracemine.mine.context import assign_folds, load_contexts, register_membership
 from tracemine.mine.crossfit import Shared
 from tracemine.mine.crossfit import crossfit as crossfit_tasks
 from tracemine.mine.detect import estimate
 from tracemine.mine.noise import mark_noisy
-from tracemine.mine.profile import ensure_calls, ensure_profiles
 from tracemine.mine.relations import Relations, find_pairs
 from tracemine.mine.select import Settings, select
+from tracemine.mine.shards import LocalShards, Shards
+from tracemine.mine.state import ensure_calls, ensure_profiles, run_counts, runs_of
 from tracemine.mine.trajectory import mine_runs
-from tracemine.mine.where import parse_filters, where_sql
+from tracemine.mine.where import Filter, parse_filters
 from tracemine.model.contract import ContractFile
 
 SELECTION_RULE = (
@@ -47,6 +49,35 @@ FOLD_SUPPORT = 2
 # with the store.
 # TRACEMINE_DUCKDB_MEMORY overrides it.
 MINE_MEMORY_LIMIT: str | None = "1GB"
+
+
+@dataclass(frozen=True)
+class Options:
+    """A mine's settings (see :func:`mine`), checked."""
+
+    folds: int = 5
+    target_fa: float = 0.01
+    min_tasks: int = 5
+    tools: tuple[str, ...] | None = None
+    filters: tuple[Filter, ...] = ()
+    task_key: str | None = None
+    crossfit: bool = True
+    seed: int = 0
+    min_folds: int | None = None
+    run_level: bool = False
+    budget: bool = True
+
+    @classmethod
+    def of(cls, *, where: str | Sequence[str] | None = None, tools: Sequence[str] | None = None,
+           **settings: Any) -> Options:  # fmt: skip
+        """Options from :func:`mine`'s keywords; a bad value is an :class:`InputError`."""
+        options = cls(tools=tuple(tools) if tools else None, **settings)
+        if options.crossfit and options.folds < 2:
+            raise InputError(f"--folds must be at least 2 to cross-fit (got {options.folds})")
+        if not 0 < options.target_fa < 1:
+            raise InputError(f"--target-fa must be between 0 and 1 (got {options.target_fa})")
+        texts = where if where is None or isinstance(where, str) else list(where)
+        return replace(options, filters=tuple(parse_filters(texts)))
 
 
 def mine(
@@ -81,81 +112,100 @@ def mine(
     and these filters stay the same. With ``run_level`` the run-level contracts (prior
     calls, provenance, call caps, expected tools per family, completeness) are mined from
     the same runs and folds, and judged per run (:mod:`tracemine.mine.trajectory`).
+    :func:`tracemine.mine_sharded` mines trace files spread over many machines into the
+    same contracts.
 
     >>> contracts = mine("traces.duckdb", where="run_outcome=success")  # doctest: +SKIP
     >>> contracts.contracts[0].description  # doctest: +SKIP
     'result.total_cents >= 0'
     """
-    started = time.perf_counter()
-    if crossfit and folds < 2:
-        raise InputError(f"--folds must be at least 2 to cross-fit (got {folds})")
-    if not 0 < target_fa < 1:
-        raise InputError(f"--target-fa must be between 0 and 1 (got {target_fa})")
-    filters = parse_filters(where if where is None or isinstance(where, str) else list(where))
+    options = Options.of(
+        folds=folds, target_fa=target_fa, min_tasks=min_tasks, tools=tools, where=where,
+        task_key=task_key, crossfit=crossfit, seed=seed, min_folds=min_folds,
+        run_level=run_level, budget=budget,
+    )  # fmt: skip
     if not Path(db).exists():
         raise StoreError(f"{db}: no such database; run `tracemine ingest` first")
     con = connect(db, memory_limit=MINE_MEMORY_LIMIT)
+    try:
+        return mine_shards(LocalShards([con], client_is_store=True), con, str(db), options)
+    finally:
+        con.close()
+
+
+def mine_shards(
+    shards: Shards, client: duckdb.DuckDBPyConnection, store: str, options: Options
+) -> ContractFile:
+    """Mine the nominal calls of ``shards`` (:mod:`tracemine.mine.shards`); ``client``
+    holds the merged profiles (with one store, the store itself) and ``store`` is what
+    the provenance names as the source."""
+    started = time.perf_counter()
+    o = options
+    filters = list(o.filters)
     step = "reading the nominal calls"  # what an out-of-memory error names
     try:
-        _require_tasks(con, filters, task_key, crossfit, folds)
-        info = ensure_calls(con, filters, task_key)
-        task_calls, tool_sizes = _task_calls(con, tools)
-        if crossfit and len(task_calls) < folds:
+        _require_tasks(shards, filters, o.task_key, o.crossfit, o.folds)
+        info = ensure_calls(shards, client, filters, o.task_key)
+        task_calls, tool_sizes = _task_calls(info.tool_tasks, o.tools)
+        if o.crossfit and len(task_calls) < o.folds:
             raise InputError(
-                f"{len(task_calls)} tasks with nominal calls, fewer than --folds {folds}; "
+                f"{len(task_calls)} tasks with nominal calls, fewer than --folds {o.folds}; "
                 "lower --folds or give --no-crossfit"
             )
         assignment = (
-            assign_folds(task_calls, folds, seed) if crossfit else dict.fromkeys(task_calls, 0)
-        )
-        names = register_membership(con, assignment, folds if crossfit else 0)
+            assign_folds(task_calls, o.folds, o.seed) if o.crossfit
+            else dict.fromkeys(task_calls, 0)
+        )  # fmt: skip
+        names = register_membership(client, assignment, o.folds if o.crossfit else 0)
         step = "building the profiles"
-        info = ensure_profiles(con, info, assignment)
+        info = ensure_profiles(shards, client, info, assignment)
         step = "summing the profiles of each fold"
-        contexts = load_contexts(con, names, FOLD_SUPPORT, info.survey, assignment, info.per_fold)
-        _only(contexts, tools)
+        contexts = load_contexts(client, names, FOLD_SUPPORT, info.survey, assignment,
+                                 info.per_fold, info.tool_tasks)  # fmt: skip
+        _only(contexts, o.tools)
         every = contexts["all"]
         survey = info.survey
         step = "reading conditional targets"
         shared = Shared(
-            Relations(find_pairs(every)), Conditional.build(con, every, assignment, survey)
+            Relations(find_pairs(every)), Conditional.build(shards, every, assignment, survey)
         )
         assert shared.relations is not None
         step = "counting relations"
-        shared.relations.load(con, contexts, survey)
+        shared.relations.load(shards, client, contexts, survey)
         for ctx in contexts.values():
             ctx.shared = shared
         step = "counting held-out violations"
-        candidates = crossfit_tasks(con, contexts, survey)
-        settings = Settings(folds if crossfit else 0, target_fa, min_tasks,
-                            min_folds if min_folds is not None else max(folds - 1, 1),
-                            crossfit, budget)  # fmt: skip
+        candidates = crossfit_tasks(shards, contexts, survey)
+        settings = Settings(o.folds if o.crossfit else 0, o.target_fa, o.min_tasks,
+                            o.min_folds if o.min_folds is not None else max(o.folds - 1, 1),
+                            o.crossfit, o.budget)  # fmt: skip
         finals = [c.final for c in candidates.values() if c.final is not None]
         step = "estimating detection"
-        faults = estimate(con, finals, seed)
-        chosen = select(candidates, settings, lambda keys: _calls(con, keys), tool_sizes, faults)
+        faults = estimate(shards, finals, o.seed)
+        chosen = select(candidates, settings, lambda keys: call_info(shards, keys), tool_sizes,
+                        faults)  # fmt: skip
         kept, summary = chosen.kept, chosen.summary
         run_summary: dict[str, dict[str, int]] = {}
-        if run_level:
+        if o.run_level:
             step = "mining run-level contracts"
-            runs_kept, run_summary = mine_runs(con, assignment, settings, FOLD_SUPPORT, tools)
+            runs_kept, run_summary = mine_runs(shards, assignment, settings, FOLD_SUPPORT,
+                                               o.tools)  # fmt: skip
             kept += runs_kept
-        if crossfit:
+        if o.crossfit:
             step = "replaying trials for noisy contracts"
-            kept = mark_noisy(con, kept, candidates, assignment, settings.folds)
+            kept = mark_noisy(shards, kept, candidates, assignment, settings.folds)
         for name in ("_tm_membership", "_tm_folds", "_tm_fold_membership"):
-            con.unregister(name)
+            client.unregister(name)
     except duckdb.OutOfMemoryException:
         raise out_of_memory("mining", step, MINE_MEMORY_LIMIT) from None
-    finally:
-        con.close()
     provenance: dict[str, Any] = {
-        "store": str(db),
+        "store": store,
         "params": {
-            "folds": folds if crossfit else 0, "target_fa": target_fa, "min_tasks": min_tasks,
-            "min_folds": settings.min_folds, "tools": sorted(tools) if tools else None,
-            "where": [f.text for f in filters], "task_key": task_key, "crossfit": crossfit,
-            "seed": seed, "run_level": run_level, "budget": budget,
+            "folds": o.folds if o.crossfit else 0, "target_fa": o.target_fa,
+            "min_tasks": o.min_tasks, "min_folds": settings.min_folds,
+            "tools": sorted(o.tools) if o.tools else None, "where": [f.text for f in filters],
+            "task_key": o.task_key, "crossfit": o.crossfit, "seed": o.seed,
+            "run_level": o.run_level, "budget": o.budget,
         },
         "profile": {"fingerprint": info.fingerprint, "reused": info.reused,
                     "per": "fold" if info.per_fold else "task",
@@ -166,31 +216,29 @@ def mine(
                     "maps": [{"tool": t, "path": p} for t, p in info.survey.maps]},
         "summary": summary,
         "selection": {
-            "target": f"at most {target_fa:g} of each tool's nominal calls alarmed by its "
+            "target": f"at most {o.target_fa:g} of each tool's nominal calls alarmed by its "
             "kept call-level contracts",
-            "rule": (SELECTION_RULE if budget else ELIGIBLE_RULE)
-            if crossfit
-            else f"no cross-fitting: every candidate supported by {min_tasks} tasks is kept",
+            "rule": (SELECTION_RULE if o.budget else ELIGIBLE_RULE)
+            if o.crossfit
+            else f"no cross-fitting: every candidate supported by {o.min_tasks} tasks is kept",
             "tools": chosen.tools,
             "families": chosen.families,
         },
-        **({"run_summary": run_summary} if run_level else {}),
+        **({"run_summary": run_summary} if o.run_level else {}),
         "seconds": round(time.perf_counter() - started, 3),
     }  # fmt: skip
     return ContractFile(generated_at=datetime.now(UTC), provenance=provenance, contracts=kept)
 
 
 def _require_tasks(
-    con: duckdb.DuckDBPyConnection, filters: list, task_key: str | None, crossfit: bool,
-    folds: int,
-) -> None:  # fmt: skip
-    where, params = where_sql(filters)
-    row = fetch_one(con, f"SELECT count(*), count(task_id) FROM runs r WHERE {where}", params)
-    runs, with_task = (int(row[0]), int(row[1])) if row else (0, 0)
+    shards: Shards, filters: list, task_key: str | None, crossfit: bool, folds: int
+) -> None:
+    counts = shards.map(run_counts, filters, label="runs")
+    runs, with_task = sum(r for r, _ in counts), sum(t for _, t in counts)
     if runs == 0:
         raise InputError("no runs in the store pass --where; nothing to mine")
     if crossfit and with_task == 0 and task_key is None:
-        found = suggest(store_runs(con, where, params), at_least=folds)
+        found = suggest([r for rs in shards.map(runs_of, filters) for r in rs], at_least=folds)
         said = "".join(f"\n  {s}" for s in found) or f" none (no key gives {folds} tasks)"
         raise InputError(
             "no run has a task id, so tasks cannot be held out; give --task-key (a run "
@@ -200,11 +248,10 @@ def _require_tasks(
 
 
 def _task_calls(
-    con: duckdb.DuckDBPyConnection, tools: Sequence[str] | None
+    tool_tasks: list[tuple[str, str, int]], tools: Sequence[str] | None
 ) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
     """Nominal calls per task (of ``tools``), and (calls, tasks) per tool."""
-    rows = con.execute("SELECT tool, task, count(*) FROM tm_calls GROUP BY ALL").fetchall()
-    known = {tool for tool, _, _ in rows}
+    known = {tool for tool, _, _ in tool_tasks}
     unknown = sorted(set(tools or ()) - known)
     if unknown:
         raise InputError(
@@ -213,7 +260,7 @@ def _task_calls(
         )
     out: dict[str, int] = {}
     sizes: dict[str, tuple[int, int]] = {}
-    for tool, task, count in rows:
+    for tool, task, count in tool_tasks:
         if not tools or tool in tools:
             out[task] = out.get(task, 0) + int(count)
             calls, tasks = sizes.get(tool, (0, 0))
@@ -231,9 +278,8 @@ def _only(contexts: dict, tools: Sequence[str] | None) -> None:
         ctx.shapes = {k: v for k, v in ctx.shapes.items() if k[0] in tools}
 
 
-def _calls(con: duckdb.DuckDBPyConnection, keys: list[int]) -> dict[int, dict]:
-    if not keys:
-        return {}
+def call_keys(con: duckdb.DuckDBPyConnection, keys: list[int]) -> dict[int, dict]:
+    """Shard step: where the calls of ``keys`` that this shard holds come from."""
     rows = con.execute(
         "SELECT call_key, run_id, task, call_id, seq FROM tm_calls WHERE call_key IN "
         "(SELECT unnest(?))",
@@ -244,3 +290,11 @@ def _calls(con: duckdb.DuckDBPyConnection, keys: list[int]) -> dict[int, dict]:
                  "call_id": call, "seq": seq}
         for k, run, task, call, seq in rows
     }  # fmt: skip
+
+
+def call_info(shards: Shards, keys: list[int]) -> dict[int, dict]:
+    """Run, task, call id and position of the nominal calls of ``keys`` (counterexamples)."""
+    if not keys:
+        return {}
+    return {k: v for found in shards.map(call_keys, keys, label="counterexamples")
+            for k, v in found.items()}  # fmt: skip

@@ -22,6 +22,7 @@ from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.formats import looks_personal, name_tokens, words
 from tracemine.mine.measure import Measure, parent_path, unary
 from tracemine.mine.profile import Survey, call_paths_sql
+from tracemine.mine.shards import Shards
 from tracemine.model.contract import Contract, Kind, Predicate
 
 TARGET_KINDS = (Kind.NON_EMPTY, Kind.PRESENT, Kind.NOT_NULL, Kind.NON_NEGATIVE, Kind.POSITIVE)
@@ -102,12 +103,13 @@ class Conditional:
     @classmethod
     def build(
         cls,
-        con: duckdb.DuckDBPyConnection,
+        shards: Shards,
         ctx: MineContext,
         folds: dict[str, int],
         survey: Survey,
     ) -> Conditional:
-        """Pick targets from the every-task context and read their rows and features."""
+        """Pick targets from the every-task context and read their rows and features from
+        every shard."""
         specs = []
         for profile in ctx.profiles():
             for kind in TARGET_KINDS:
@@ -121,12 +123,13 @@ class Conditional:
         specs = sorted(set(specs))[:MAX_TARGETS]
         if not specs:
             return cls([])
-        rows = _target_rows(con, specs, survey)
         features = {
             tool: [p for p in ctx.profiles(tool) if _is_feature(p, ctx)]
             for tool in {s[0] for s in specs}
         }
-        values = _feature_values(con, [p for ps in features.values() for p in ps])
+        wanted = [(p.tool, p.side, p.path) for ps in features.values() for p in ps]
+        rows, values = _merge(shards.map(read_rows, specs, wanted, survey, label="conditional"),
+                              wanted)  # fmt: skip
         targets = []
         for tid, (tool, side, path, kind) in enumerate(specs):
             keys, tasks, violated = rows.get(tid, ([], [], []))
@@ -169,9 +172,50 @@ class Conditional:
         return Measure(int(rows.sum()), int(bad.sum()), examples)
 
 
-def _target_rows(
-    con: duckdb.DuckDBPyConnection, specs: list[tuple], survey: Survey
-) -> dict[int, tuple]:
+def read_rows(
+    con: duckdb.DuckDBPyConnection, specs: list[tuple], wanted: list[tuple[str, str, str]],
+    survey: Survey,
+) -> tuple[list[tuple], list[tuple]]:  # fmt: skip
+    """Shard step: the targets' rows (:func:`target_rows_sql`) and the feature values of
+    the (tool, side, path) in ``wanted``, each list in call key order."""
+    return _target_rows(con, specs, survey), _feature_values(con, wanted)
+
+
+def _merge(
+    shards: list[tuple[list[tuple], list[tuple]]], wanted: list[tuple[str, str, str]]
+) -> tuple[dict[int, tuple], dict]:
+    """The shards' target rows per target, and feature values per path, each in call key
+    order across shards (a shard's keys need not all follow another's)."""
+    rows: dict[int, tuple[list, list, list]] = {}
+    for found, _ in shards:
+        for tid, key, task, violated in found:
+            keys, tasks, flags = rows.setdefault(int(tid), ([], [], []))
+            keys.append(key)
+            tasks.append(task)
+            flags.append(bool(violated))
+    if len(shards) > 1:
+        for tid, (keys, tasks, flags) in rows.items():
+            order = np.argsort(np.asarray(keys, dtype=np.int64), kind="stable")
+            rows[tid] = ([keys[i] for i in order], [tasks[i] for i in order],
+                         [flags[i] for i in order])  # fmt: skip
+    values: dict[tuple[str, str, str], tuple[np.ndarray, list]] = {
+        key: (np.zeros(0, dtype=np.int64), []) for key in wanted
+    }
+    pieces: dict[tuple[str, str, str], list[tuple[list, list]]] = {}
+    for _, found in shards:
+        for tool, side, path, keys, decoded in found:
+            pieces.setdefault((tool, side, path), []).append((keys, decoded))
+    for where, parts in pieces.items():
+        at = np.asarray([k for ks, _ in parts for k in ks], dtype=np.int64)
+        shown = [v for _, vs in parts for v in vs]
+        if len(parts) > 1:
+            order = np.argsort(at, kind="stable")
+            at, shown = at[order], [shown[i] for i in order]
+        values[where] = (at, shown)
+    return rows, values
+
+
+def _target_rows(con: duckdb.DuckDBPyConnection, specs: list[tuple], survey: Survey) -> list[tuple]:
     table = pa.table({
         "tid": list(range(len(specs))), "tool": [s[0] for s in specs],
         "side": [s[1] for s in specs], "path": [s[2] for s in specs],
@@ -182,17 +226,10 @@ def _target_rows(
     paths = {s[2] for s in specs} | {p for p in table.column("parent").to_pylist() if p}
     con.register("_tm_only", pa.table({"path": sorted(paths)}))
     try:
-        found = con.execute(target_rows_sql(survey)).fetchall()
+        return con.execute(target_rows_sql(survey)).fetchall()
     finally:
         con.unregister("_tm_targets")
         con.unregister("_tm_only")
-    rows: dict[int, tuple[list, list, list]] = {}
-    for tid, key, task, violated in found:
-        keys, tasks, flags = rows.setdefault(int(tid), ([], [], []))
-        keys.append(key)
-        tasks.append(task)
-        flags.append(bool(violated))
-    return rows
 
 
 def target_rows_sql(survey: Survey) -> str:
@@ -221,15 +258,15 @@ def target_rows_sql(survey: Survey) -> str:
     """
 
 
-def _feature_values(con: duckdb.DuckDBPyConnection, profiles: list[PathProfile]) -> dict:
-    out: dict[tuple[str, str, str], tuple[np.ndarray, list]] = {
-        (p.tool, p.side, p.path): (np.zeros(0, dtype=np.int64), []) for p in profiles
-    }
-    if not profiles:
-        return out
+def _feature_values(
+    con: duckdb.DuckDBPyConnection, wanted: list[tuple[str, str, str]]
+) -> list[tuple[str, str, str, list, list]]:
+    """Per (tool, side, path) of ``wanted``: the call keys and values there, in key order."""
+    if not wanted:
+        return []
     con.register("_tm_features", pa.table({
-        "tool": [p.tool for p in profiles], "side": [p.side for p in profiles],
-        "path": [p.path for p in profiles]}))  # fmt: skip
+        "tool": [w[0] for w in wanted], "side": [w[1] for w in wanted],
+        "path": [w[2] for w in wanted]}))  # fmt: skip
     order = "ORDER BY v.call_key, v.jtype, v.str, v.num, v.bool"  # one order for each list
     try:
         rows = con.execute(f"""
@@ -241,10 +278,11 @@ def _feature_values(con: duckdb.DuckDBPyConnection, profiles: list[PathProfile])
         """).fetchall()
     finally:
         con.unregister("_tm_features")
-    for tool, side, path, keys, jtypes, texts, numbers, flags in rows:
-        decoded = [_value(*column) for column in zip(jtypes, texts, numbers, flags, strict=True)]
-        out[(tool, side, path)] = (np.asarray(keys, dtype=np.int64), decoded)
-    return out
+    return [
+        (tool, side, path, keys,
+         [_value(*column) for column in zip(jtypes, texts, numbers, flags, strict=True)])
+        for tool, side, path, keys, jtypes, texts, numbers, flags in rows
+    ]  # fmt: skip
 
 
 def _value(jtype: str, text: str | None, number: float | None, flag: bool | None) -> Any:

@@ -172,8 +172,10 @@ def load_contexts(
     survey: Survey,
     assignment: dict[str, int],
     per_fold: bool = False,
+    tool_tasks: list[tuple[str, str, int]] | None = None,
 ) -> dict[str, MineContext]:
-    """Every context's profiles, values and shapes, in one pass per layer."""
+    """Every context's profiles, values and shapes, in one pass per layer; the calls of
+    each tool in a context from ``tool_tasks``, (tool, task, calls)."""
     from tracemine.mine.profile import VALUES_PER_TASK
 
     by_fold: dict[int, list[str]] = {}
@@ -189,11 +191,16 @@ def load_contexts(
             for task in members
         )
         contexts[name] = MineContext(name, tasks, {}, {}, {}, {}, min_support)
-    for ctx, tool, calls in con.execute(
-        "SELECT m.ctx, c.tool, count(*) FROM tm_calls c JOIN _tm_folds f ON f.task = c.task "
-        "JOIN _tm_fold_membership m ON m.fold = f.fold GROUP BY ALL"
-    ).fetchall():
-        contexts[ctx].tool_calls[tool] = int(calls)
+    per_fold_calls: dict[tuple[int, str], int] = {}
+    for tool, task, n in tool_tasks or ():
+        if task in assignment:
+            at = (assignment[task], tool)
+            per_fold_calls[at] = per_fold_calls.get(at, 0) + int(n)
+    members = fold_membership((len(names) - 1) // 2)
+    for fold, name in zip(members["fold"], members["ctx"], strict=True):
+        for (where, tool), n in per_fold_calls.items():
+            if where == fold:
+                contexts[name].tool_calls[tool] = contexts[name].tool_calls.get(tool, 0) + n
     cursor = con.execute(context_sums_sql(per_fold))
     columns = [d[0] for d in cursor.description][5:]
     for row in cursor.fetchall():

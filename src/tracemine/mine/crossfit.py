@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import duckdb
 from scipy.stats import beta
 
 from tracemine.mine.conditional import Conditional
 from tracemine.mine.context import MineContext
-from tracemine.mine.measure import Measure, count_fitted, measure, parent_path
+from tracemine.mine.measure import Measure, add_measures, count_fitted, measure, parent_path
 from tracemine.mine.pooling import effective
 from tracemine.mine.profile import Survey
 from tracemine.mine.relations import Relations
+from tracemine.mine.shards import Shards
 from tracemine.mine.templates import propose
 from tracemine.model.contract import Contract
 
@@ -74,10 +74,10 @@ def upper_bound(violations: float, checked: float, confidence: float = 0.95) -> 
 
 
 def crossfit(
-    con: duckdb.DuckDBPyConnection, contexts: dict[str, MineContext], survey: Survey
+    shards: Shards, contexts: dict[str, MineContext], survey: Survey
 ) -> dict[str, Candidate]:
     """Propose in ``all`` and every ``train:K`` context; count fold proposals on their
-    held-out context (fitted kinds in one SQL pass over all folds)."""
+    held-out context (fitted kinds in one SQL pass over all folds in each shard)."""
     candidates: dict[str, Candidate] = {}
     for name in sorted(contexts):
         if name != "all" and not name.startswith("train:"):
@@ -99,7 +99,8 @@ def crossfit(
                 owners.append((cid, fold))
             else:
                 entry.heldout[fold] = found
-    for item, found in count_fitted(con, survey, fitted).items():
+    counted = shards.map(count_fitted, survey, fitted, label="held-out counts") if fitted else []
+    for item, found in add_measures(counted).items():
         cid, fold = owners[item]
         candidates[cid].heldout[fold] = found
     busiest: dict[tuple[str, str], tuple[int, int]] = {}

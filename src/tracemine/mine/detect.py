@@ -15,12 +15,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from tracemine.faults import FaultClass, variants
 from tracemine.model.contract import Contract, ContractFile
 from tracemine.monitor import Monitor
+
+if TYPE_CHECKING:
+    from tracemine.mine.shards import Shards
 
 SAMPLE_CALLS = 12
 """Nominal calls drawn per tool (one per task while tasks last)."""
@@ -54,19 +58,41 @@ class ToolFaults:
 
 
 def sample_calls_sql() -> str:
-    """SQL: per tool, the first nominal call of up to ``?`` tasks, drawn by a seeded hash."""
+    """SQL: per tool, the first nominal call of up to ``?`` tasks, drawn by a seeded hash
+    (returned, so that shards' draws merge into the one draw of their union)."""
     return """
     WITH firsts AS (SELECT tool, task, min(call_key) AS call_key FROM tm_calls GROUP BY ALL),
-    ranked AS (SELECT *, row_number() OVER (PARTITION BY tool ORDER BY hash(task, ?), task)
-               AS r FROM firsts)
-    SELECT r.tool, r.task, r.call_key, CAST(c.arguments AS VARCHAR), CAST(c.result AS VARCHAR)
+    ranked AS (SELECT *, hash(task, ?) AS h, row_number() OVER (PARTITION BY tool
+                   ORDER BY hash(task, ?), task) AS r FROM firsts)
+    SELECT r.tool, r.task, r.call_key, CAST(c.arguments AS VARCHAR), CAST(c.result AS VARCHAR),
+           r.h
     FROM ranked r JOIN calls c ON c.call_key = r.call_key
     WHERE r.r <= ? ORDER BY r.tool, r.r
     """
 
 
+def sample_calls(con: duckdb.DuckDBPyConnection, seed: int) -> list[tuple]:
+    """Shard step: the shard's draw of :func:`sample_calls_sql`. A task lies in one shard,
+    and the draw orders tasks by their hash alone, so the first ``SAMPLE_CALLS`` tasks of
+    a tool over all shards are among the first of the shards they lie in."""
+    return con.execute(sample_calls_sql(), [str(seed), str(seed), SAMPLE_CALLS]).fetchall()
+
+
+def merge_samples(shards: list[list[tuple]]) -> list[tuple]:
+    """The draw of the union of the shards: per tool (in order) its first ``SAMPLE_CALLS``
+    tasks by (hash, task)."""
+    by_tool: dict[str, list[tuple]] = {}
+    for rows in shards:
+        for row in rows:
+            by_tool.setdefault(row[0], []).append(row)
+    out = []
+    for tool in sorted(by_tool):
+        out += sorted(by_tool[tool], key=lambda row: (row[5], row[1]))[:SAMPLE_CALLS]
+    return out
+
+
 def estimate(
-    con: duckdb.DuckDBPyConnection, candidates: Iterable[Contract], seed: int = 0
+    shards: Shards, candidates: Iterable[Contract], seed: int = 0
 ) -> dict[str, ToolFaults]:
     """Per tool, the faults injected into its sampled nominal calls and which of
     ``candidates`` (call-level, as proposed on every task) catch each one."""
@@ -74,9 +100,9 @@ def estimate(
     by_tool = {contract.tool for contract in contracts}
     if not by_tool:
         return {}
-    rows = con.execute(sample_calls_sql(), [str(seed), SAMPLE_CALLS]).fetchall()
+    rows = merge_samples(shards.map(sample_calls, seed, label="detection sample"))
     runs: list[dict] = []
-    for tool, task, key, arguments, result in rows:
+    for tool, task, key, arguments, result, _ in rows:
         if tool not in by_tool:
             continue
         call = {"tool": tool, "call_id": f"c{key}", "seq": 0, "status": "ok",

@@ -73,15 +73,22 @@ def _under(path: str, prefix: str) -> bool:
     return path.startswith((prefix + ".", prefix + "[", prefix + "{"))
 
 
-def detect(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
-    """The objects used as maps in the nominal calls (``tm_calls``), as (tool, path):
-    decided per tool, so another tool's fixed fields at the same path stay fields."""
-    paths = [row[0] for row in con.execute("SELECT DISTINCT path FROM json_values").fetchall()]
-    candidates = _candidates(paths)  # across tools: cheap, and empty for most stores
-    if not candidates:
-        return []
-    wanted = sorted({p for prefix, kids in candidates.items() for p in (prefix, *kids)})
-    con.register("_tm_map_paths", pa.table({"path": wanted}))
+def distinct_paths(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Shard step: every path of the store's values."""
+    return [row[0] for row in con.execute("SELECT DISTINCT path FROM json_values").fetchall()]
+
+
+def wanted(paths: list[str]) -> list[str]:
+    """The object paths that could be maps and their children, across tools (cheap, and
+    empty for most stores): the paths whose tasks :func:`task_counts` counts."""
+    candidates = _candidates(paths)
+    return sorted({p for prefix, kids in candidates.items() for p in (prefix, *kids)})
+
+
+def task_counts(con: duckdb.DuckDBPyConnection, paths: list[str]) -> list[tuple[str, str, int]]:
+    """Shard step: per tool and one of ``paths``, the nominal tasks (``tm_calls``) that
+    have a value there. A task lies in one shard, so the shards' counts add up."""
+    con.register("_tm_map_paths", pa.table({"path": pa.array(paths, pa.string())}))
     try:
         rows = con.execute(
             "SELECT c.tool, v.path, count(DISTINCT c.task) FROM json_values v "
@@ -90,9 +97,16 @@ def detect(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
         ).fetchall()
     finally:
         con.unregister("_tm_map_paths")
+    return [(tool, path, int(tasks)) for tool, path, tasks in rows]
+
+
+def decide(rows: list[tuple[str, str, int]]) -> list[tuple[str, str]]:
+    """The objects used as maps, as (tool, path), from the tasks per tool and path of
+    :func:`task_counts`: decided per tool, so another tool's fixed fields at the same
+    path stay fields."""
     by_tool: dict[str, dict[str, int]] = defaultdict(dict)
-    for tool, path, tasks in rows:
-        by_tool[tool][path] = int(tasks)
+    for tool, path, count in rows:
+        by_tool[tool][path] = by_tool[tool].get(path, 0) + int(count)
     maps: list[tuple[str, str]] = []
     for tool, tasks in sorted(by_tool.items()):
         chosen: list[str] = []

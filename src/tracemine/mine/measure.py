@@ -238,6 +238,18 @@ def count_fitted(
     return out
 
 
+def add_measures(shards: list[dict[int, Measure]]) -> dict[int, Measure]:
+    """The shards' counts of each item added up, with the counterexamples of lowest key."""
+    out: dict[int, Measure] = {}
+    for found in shards:
+        for item, m in found.items():
+            seen = out.get(item)
+            out[item] = m if seen is None else Measure(
+                seen.checked + m.checked, seen.violations + m.violations,
+                sorted(seen.examples + m.examples)[:_EXAMPLES])  # fmt: skip
+    return out
+
+
 _FITTED_SCHEMA = pa.schema([
     ("item", pa.int64()), ("fold", pa.int64()), ("tool", pa.string()), ("side", pa.string()),
     ("path", pa.string()), ("kind", pa.string()), ("lo", pa.float64()), ("hi", pa.float64()),

@@ -25,6 +25,7 @@ from typing import Any
 import duckdb
 
 from tracemine.mine.crossfit import Candidate
+from tracemine.mine.shards import Shards
 from tracemine.model.contract import RUN_KINDS, Contract, ContractStatus
 from tracemine.monitor import ContractLoadError, Monitor, replay
 from tracemine.trials import Flips, flips, verdicts
@@ -33,12 +34,11 @@ MAX_TASKS = 400
 """Tasks with two or more nominal runs replayed, at most."""
 
 
-def trial_runs(
-    con: duckdb.DuckDBPyConnection, tasks: Sequence[str]
-) -> dict[str, list[dict[str, Any]]]:
-    """Run id → every call (any status) of the nominal runs of ``tasks`` that have two or
-    more nominal runs, up to ``MAX_TASKS`` tasks; ``task_id`` set to the mining task."""
-    rows = con.execute(
+def trial_rows(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    """Shard step: every call (any status) of the nominal runs of the first ``MAX_TASKS``
+    tasks (by name) of the shard with two or more nominal runs. A task lies in one shard,
+    so the first tasks of the whole are among the first of the shards they lie in."""
+    return con.execute(
         """
         WITH nominal AS (SELECT DISTINCT run_id, task FROM tm_calls),
         repeated AS (
@@ -46,16 +46,27 @@ def trial_runs(
             ORDER BY task LIMIT ?
         )
         SELECT c.run_id, n.task, r.family, c.seq, c.call_id, c.result_call_id, c.tool,
-               c.arguments, c.result, c.status
+               c.arguments, c.result, c.status, c.call_key
         FROM calls c JOIN nominal n USING (run_id) JOIN runs r USING (run_id)
         SEMI JOIN repeated USING (task)
         ORDER BY c.run_id, c.seq, c.call_key
         """,
         [MAX_TASKS],
     ).fetchall()
+
+
+def trial_runs(shards: Shards, tasks: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Run id → every call (any status) of the nominal runs of ``tasks`` that have two or
+    more nominal runs, up to ``MAX_TASKS`` tasks; ``task_id`` set to the mining task."""
+    found = shards.map(trial_rows, label="trials")
+    rows = [row for shard in found for row in shard]
+    if len(found) > 1:
+        first = set(sorted({row[1] for row in rows})[:MAX_TASKS])
+        rows = sorted((row for row in rows if row[1] in first),
+                      key=lambda row: (row[0], row[3] is None, row[3] or 0, row[10]))  # fmt: skip
     wanted = set(tasks)
     out: dict[str, list[dict[str, Any]]] = {}
-    for run_id, task, family, seq, cid, rcid, tool, arguments, result, status in rows:
+    for run_id, task, family, seq, cid, rcid, tool, arguments, result, status, _ in rows:
         if task not in wanted:
             continue
         out.setdefault(run_id, []).append({
@@ -91,14 +102,14 @@ def _monitor(contracts: list[Contract]) -> Monitor:
 
 
 def measure_flips(
-    con: duckdb.DuckDBPyConnection,
+    shards: Shards,
     kept: Sequence[Contract],
     candidates: Mapping[str, Candidate],
     assignment: Mapping[str, int],
     folds: int,
 ) -> dict[str, Flips]:
     """Per kept contract id, how its held-out verdicts flip between trials of a task."""
-    runs = trial_runs(con, list(assignment))
+    runs = trial_runs(shards, list(assignment))
     by_fold: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for calls in runs.values():
         by_fold[assignment[calls[0]["task_id"]]].extend(calls)
@@ -128,7 +139,7 @@ def measure_flips(
 
 
 def mark_noisy(
-    con: duckdb.DuckDBPyConnection,
+    shards: Shards,
     kept: list[Contract],
     candidates: Mapping[str, Candidate],
     assignment: Mapping[str, int],
@@ -136,7 +147,7 @@ def mark_noisy(
 ) -> list[Contract]:
     """``kept`` with ``trial_tasks``, ``flipped_tasks`` and ``flip_rate`` in the evidence
     of every contract some held-out task with two or more trials exercised."""
-    found = measure_flips(con, kept, candidates, assignment, folds)
+    found = measure_flips(shards, kept, candidates, assignment, folds)
     out = []
     for contract in kept:
         tally = found.get(contract.id)

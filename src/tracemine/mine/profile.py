@@ -42,21 +42,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
 
 import duckdb
 
-from tracemine.errors import TaskKeyError
 from tracemine.ingest.store import fetch_one
-from tracemine.ingest.taskkey import TaskKey, store_runs, suggest
-from tracemine.mine.formats import format_sql, guess_format, shapes_sql
-from tracemine.mine.maps import detect as detect_maps
-from tracemine.mine.maps import values_view_sql
-from tracemine.mine.where import Filter, where_sql
+from tracemine.mine.formats import format_sql, shapes_sql
+from tracemine.mine.where import Filter
 
-PROFILE_VERSION = "8"
+PROFILE_VERSION = "9"
 VALUES_PER_TASK = 32
 """Distinct values (and shapes) kept per tool, path and task; more marks the path open."""
 MAX_LITERAL_CHARS = 64
@@ -197,10 +191,9 @@ def survey_sql() -> str:
     """SQL: per path of the nominal calls, its extreme strings (to guess a format), the
     longest string, an approximate distinct count, whether it lies under an array, and
     how many values it has."""
-    key = "coalesce(str, CAST(num AS VARCHAR), CAST(bool AS VARCHAR))"
     return f"""
     SELECT path, min(str), max(str), max(len) FILTER (jtype = 'string'),
-           approx_count_distinct({key}), bool_or(idx IS NOT NULL),
+           approx_count_distinct({SURVEY_KEY}), bool_or(idx IS NOT NULL),
            bool_and(jtype IN ('string', 'integer', 'boolean', 'null')),
            bool_and(jtype IN ('string', 'null')), count(*)
     FROM tm_values v SEMI JOIN tm_calls c ON c.call_key = v.call_key
@@ -208,27 +201,18 @@ def survey_sql() -> str:
     """
 
 
-def read_survey(
-    con: duckdb.DuckDBPyConnection, maps: tuple[tuple[str, str], ...] = ()
-) -> tuple[Survey, int, int]:
-    """The survey, the number of paths and the number of values of the nominal calls."""
-    formats, listed, distinct, shaped = {}, set(), set(), set()
-    rows = con.execute(survey_sql()).fetchall()
-    values = 0
-    for path, low, high, longest, count, nested, scalar, strings, n in rows:
-        values += int(n)
-        name = guess_format(low, high)
-        if name:
-            formats[path] = name
-        digits = any(c.isdigit() for c in (low or "") + (high or ""))
-        if strings and not name and digits and (longest or 0) <= MAX_LITERAL_CHARS:
-            shaped.add(path)
-        if scalar and (longest or 0) <= MAX_LITERAL_CHARS and count <= LISTED_DISTINCT:
-            listed.add(path)
-        if nested and scalar:
-            distinct.add(path)
-    survey = Survey(formats, frozenset(listed), frozenset(distinct), frozenset(shaped), maps)
-    return survey, len(rows), values
+SURVEY_KEY = "coalesce(str, CAST(num AS VARCHAR), CAST(bool AS VARCHAR))"
+
+
+def survey_distinct_sql() -> str:
+    """SQL: the distinct values of each path named in ``_tm_only`` (those few enough to
+    be listed), so that shards' counts merge exactly."""
+    return f"""
+    SELECT path, list(DISTINCT {SURVEY_KEY}) FILTER ({SURVEY_KEY} IS NOT NULL)
+    FROM tm_values v SEMI JOIN tm_calls c ON c.call_key = v.call_key
+    SEMI JOIN _tm_only o ON o.path = v.path
+    GROUP BY path
+    """
 
 
 def per_fold(tasks: int, paths: int, values: int) -> bool:
@@ -467,122 +451,34 @@ def values_sql(
     {kept}"""
 
 
-@dataclass(frozen=True)
-class ProfileInfo:
-    """What the stored profiles cover, how fine they are, and whether this mine reused
-    them (``reused``: the nominal calls and survey; ``profiles_reused``: the profiles)."""
-
-    fingerprint: str
-    reused: bool
-    calls: int
-    tasks: int
-    runs: int
-    runs_without_task: int
-    seconds: float
-    survey: Survey
-    per_fold: bool = False
-    profiles_reused: bool = False
+def ingest_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str, int]]:
+    """(ingest id, file hash, calls stored) of every file read into the store."""
+    rows = con.execute(
+        "SELECT ingest_id, file_hash, calls_stored FROM ingests ORDER BY ingest_id"
+    ).fetchall()
+    return [(int(i), str(h), int(n or 0)) for i, h, n in rows]
 
 
-def fingerprint(con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key: str | None) -> str:
-    # what was ingested (files by content), not when: the same files read into a new
-    # store give the same fingerprint, so re-running a pipeline rewrites nothing needlessly
-    row = fetch_one(
-        con,
-        "SELECT count(*), max(ingest_id), sum(calls_stored), "
-        "md5(string_agg(file_hash, ',' ORDER BY ingest_id)) FROM ingests",
-    )
-    state = [PROFILE_VERSION, list(row or ()), [f.text for f in filters], task_key]
+def fingerprint_of(
+    ingests: list[tuple[int, str, int]], filters: list[Filter], task_key: str | None
+) -> str:
+    """What was ingested (files by content, in ingest order), not when: the same files
+    read into a new store, or into the stores of shards, give the same fingerprint, so
+    re-running a pipeline rewrites nothing needlessly."""
+    ordered = sorted(ingests)
+    summary = [
+        len(ordered),
+        ordered[-1][0] if ordered else None,
+        sum(n for _, _, n in ordered) if ordered else None,
+        hashlib.md5(",".join(h for _, h, _ in ordered).encode()).hexdigest() if ordered else None,
+    ]
+    state = [PROFILE_VERSION, summary, [f.text for f in filters], task_key]
     return hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()[:16]
 
 
-def _state(con: duckdb.DuckDBPyConnection, key: str) -> dict[str, Any]:
-    con.execute("CREATE TABLE IF NOT EXISTS tm_profile_state (key VARCHAR PRIMARY KEY, value JSON)")
-    row = fetch_one(con, "SELECT value FROM tm_profile_state WHERE key = ?", [key])
-    return json.loads(row[0]) if row else {}
-
-
-def _save_state(con: duckdb.DuckDBPyConnection, key: str, state: dict[str, Any]) -> None:
-    con.execute("INSERT OR REPLACE INTO tm_profile_state VALUES (?, ?)", [key, json.dumps(state)])
-
-
-def ensure_calls(
-    con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key: str | None
-) -> ProfileInfo:
-    """Build ``tm_calls`` and the path survey unless those stored match the store and
-    options, and choose the profiles' granularity (:func:`per_fold`)."""
-    started = time.perf_counter()
-    print_ = fingerprint(con, filters, task_key)
-    state = _state(con, "state")
-    # a state written before profiles had a granularity is rebuilt whatever its print
-    reused = state.get("fingerprint") == print_ and "per_fold" in state
-    if not reused:
-        where, params = where_sql(filters)
-        con.execute("BEGIN TRANSACTION")
-        try:
-            task_table = _register_task_key(con, task_key) if task_key else None
-            con.execute(nominal_calls_sql(where, task_table, part_calls(con)), params)
-            if task_table:
-                con.unregister(task_table)
-            maps = tuple(detect_maps(con))
-            con.execute(values_view_sql(list(maps)))
-            survey, paths, values = read_survey(con, maps)
-            counts = fetch_one(
-                con,
-                "SELECT count(*), count(DISTINCT task), count(DISTINCT run_id), "
-                "count(DISTINCT run_id) FILTER (task_missing) FROM tm_calls",
-            )
-            assert counts is not None
-            state = {
-                "fingerprint": print_, "calls": int(counts[0]), "tasks": int(counts[1]),
-                "runs": int(counts[2]), "runs_without_task": int(counts[3]),
-                "per_fold": per_fold(int(counts[1]), paths, values),
-                "survey": {"formats": survey.formats, "listed": sorted(survey.listed),
-                           "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped),
-                           "maps": [list(m) for m in survey.maps]},
-            }  # fmt: skip
-            _save_state(con, "state", state)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    saved = state["survey"]
-    if reused:
-        con.execute(values_view_sql([(tool, path) for tool, path in saved["maps"]]))
-    return ProfileInfo(
-        fingerprint=print_, reused=reused, calls=state["calls"], tasks=state["tasks"],
-        runs=state["runs"], runs_without_task=state["runs_without_task"],
-        seconds=round(time.perf_counter() - started, 3),
-        survey=Survey(saved["formats"], frozenset(saved["listed"]), frozenset(saved["distinct"]),
-                      frozenset(saved["shaped"]),
-                      tuple((tool, path) for tool, path in saved["maps"])),
-        per_fold=bool(state["per_fold"]),
-    )  # fmt: skip
-
-
-def ensure_profiles(
-    con: duckdb.DuckDBPyConnection, info: ProfileInfo, assignment: dict[str, int]
-) -> ProfileInfo:
-    """Build ``tm_profiles`` and ``tm_profile_values`` for the calls of ``info`` unless
-    those stored match: per task, or per fold of ``assignment`` (task → fold, registered
-    as ``_tm_folds``), as ``info.per_fold`` says."""
-    started = time.perf_counter()
-    key: list[Any] = [info.fingerprint, info.per_fold]
-    if info.per_fold:
-        key.append(hashlib.sha256(json.dumps(sorted(assignment.items())).encode()).hexdigest())
-    print_ = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
-    reused = _state(con, "profiles").get("fingerprint") == print_
-    if not reused:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            build_profiles(con, info.survey, info.per_fold)
-            _save_state(con, "profiles", {"fingerprint": print_, "per_fold": info.per_fold})
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    seconds = round(info.seconds + time.perf_counter() - started, 3)
-    return replace(info, seconds=seconds, profiles_reused=reused)
+def fingerprint(con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key: str | None) -> str:
+    """The fingerprint of the store on ``con`` (:func:`fingerprint_of`)."""
+    return fingerprint_of(ingest_rows(con), filters, task_key)
 
 
 def build_profiles(con: duckdb.DuckDBPyConnection, survey: Survey, fold: bool) -> None:
@@ -595,29 +491,22 @@ def build_profiles(con: duckdb.DuckDBPyConnection, survey: Survey, fold: bool) -
         con.execute(values_sql(survey, part, fold, values, append=k > 0))
     if not fold:
         return
-    con.execute(f"""CREATE OR REPLACE TABLE tm_profiles AS
-        SELECT tool, side, path, unit, sum(tasks) AS tasks, {merged_columns_sql()}
-        FROM {profiles} GROUP BY tool, side, path, unit""")
-    con.execute(f"""CREATE OR REPLACE TABLE tm_profile_values AS
-        SELECT tool, side, path, unit, kind, value, sum(calls) AS calls, sum(tasks) AS tasks,
-               max(distinct_n) AS distinct_n
-        FROM {values} GROUP BY tool, side, path, unit, kind, value""")
+    for sql in sum_units_sql(profiles, values):
+        con.execute(sql)
     con.execute(f"DROP TABLE {profiles}")
     con.execute(f"DROP TABLE {values}")
 
 
-def _register_task_key(con: duckdb.DuckDBPyConnection, spec: str) -> str:
-    """Derive each run's task id with ``--task-key`` (same rules as ingest) and register
-    the mapping as a table for the nominal-calls SQL."""
-    import pyarrow as pa
-
-    key = TaskKey.parse(spec)
-    runs = store_runs(con)
-    run_ids = [run["run_id"] for run in runs]
-    tasks = [key.task_id(run) for run in runs]
-    if runs and not any(tasks):
-        said = "".join(f"\n  {s}" for s in suggest(runs))
-        hint = f"; what the runs carry would give:{said}" if said else ""
-        raise TaskKeyError(f"--task-key {spec!r} finds no task id in any run of the store{hint}")
-    con.register("_tm_task_map", pa.table({"run_id": run_ids, "task": tasks}))
-    return "_tm_task_map"
+def sum_units_sql(profiles: str, values: str) -> tuple[str, str]:
+    """SQL building ``tm_profiles`` and ``tm_profile_values`` by adding up the rows of
+    one unit in ``profiles`` and ``values`` (the parts of a store, or the shards of a
+    corpus: a task lies in one of them, so its fold's counts add up)."""
+    return (
+        f"""CREATE OR REPLACE TABLE tm_profiles AS
+        SELECT tool, side, path, unit, sum(tasks) AS tasks, {merged_columns_sql()}
+        FROM {profiles} GROUP BY tool, side, path, unit""",
+        f"""CREATE OR REPLACE TABLE tm_profile_values AS
+        SELECT tool, side, path, unit, kind, value, sum(calls) AS calls, sum(tasks) AS tasks,
+               max(distinct_n) AS distinct_n
+        FROM {values} GROUP BY tool, side, path, unit, kind, value""",
+    )

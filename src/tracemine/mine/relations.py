@@ -15,10 +15,12 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
+from tracemine.ingest.store import fetch_arrow
 from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.formats import name_tokens
 from tracemine.mine.measure import Measure
 from tracemine.mine.profile import Part, Survey, call_paths_sql, parts
+from tracemine.mine.shards import Shards, concat, integers
 from tracemine.model.contract import Contract, Kind
 from tracemine.model.paths import selects_many
 
@@ -244,14 +246,33 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
     """
 
 
-def pair_sums_sql() -> str:
+def pair_sums_sql(stats: str = "_tm_pair_stats") -> str:
     """SQL summing pair counts per context (needs ``_tm_fold_membership``)."""
-    return """
+    return f"""
     SELECT m.ctx, s.pid, sum(s.tasks) AS tasks, sum(s.checked) AS checked,
            sum(s.v1) AS v1, sum(s.v2) AS v2, sum(s.v3) AS v3, sum(s.v4) AS v4
-    FROM _tm_pair_stats s JOIN _tm_fold_membership m ON m.fold = s.fold
+    FROM {stats} s JOIN _tm_fold_membership m ON m.fold = s.fold
     GROUP BY ALL
     """
+
+
+_PAIR_FIELDS = ("pid", "tool", "kind", "vtype", "lside", "lpath", "rside", "rpath")
+
+
+def pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey) -> pa.Table:
+    """Shard step: every pair's counts per fold (``_tm_pair_stats``), a part of the tasks
+    at a time. A task lies in one shard, so the shards' rows of a fold add up."""
+    con.register("_tm_pairs", pairs)
+    paths = set(pairs.column("lpath").to_pylist()) | set(pairs.column("rpath").to_pylist())
+    con.register("_tm_only", pa.table({"path": sorted(paths)}))
+    try:
+        for k, part in enumerate(parts(con)):
+            con.execute(pair_stats_sql(survey, part, append=k > 0))
+        return integers(fetch_arrow(con, "SELECT * FROM _tm_pair_stats"))
+    finally:
+        con.unregister("_tm_pairs")
+        con.unregister("_tm_only")
+        con.execute("DROP TABLE IF EXISTS _tm_pair_stats")
 
 
 class Relations:
@@ -266,26 +287,23 @@ class Relations:
                 self.lookup.setdefault((pair.tool, kind, tuple(paths)), (pair.pid, columns))
 
     def load(
-        self, con: duckdb.DuckDBPyConnection, contexts: dict[str, MineContext], survey: Survey
-    ) -> None:
-        """Count every pair per task, a part of the tasks at a time, and sum the counts
-        into each context."""
+        self, shards: Shards, client: duckdb.DuckDBPyConnection,
+        contexts: dict[str, MineContext], survey: Survey,
+    ) -> None:  # fmt: skip
+        """Count every pair per task in every shard, and sum the counts into each context
+        (on ``client``, which has the fold membership)."""
         if not self.pairs:
             return
-        fields = ("pid", "tool", "kind", "vtype", "lside", "lpath", "rside", "rpath")
-        con.register("_tm_pairs", pa.table(
-            {name: [getattr(p, name) for p in self.pairs] for name in fields}))  # fmt: skip
-        paths = {p.lpath for p in self.pairs} | {p.rpath for p in self.pairs}
-        con.register("_tm_only", pa.table({"path": sorted(paths)}))
+        table = pa.table({name: [getattr(p, name) for p in self.pairs] for name in _PAIR_FIELDS})
+        client.register("_tm_pair_rows", concat(shards.map(pair_stats, table, survey,
+                                                           label="relations")))  # fmt: skip
         try:
-            for k, part in enumerate(parts(con)):
-                con.execute(pair_stats_sql(survey, part, append=k > 0))
+            cursor = client.execute(pair_sums_sql("_tm_pair_rows"))
+            names = [d[0] for d in cursor.description][2:]
+            rows = cursor.fetchall()
         finally:
-            con.unregister("_tm_pairs")
-            con.unregister("_tm_only")
-        cursor = con.execute(pair_sums_sql())
-        names = [d[0] for d in cursor.description][2:]
-        for ctx, pid, *counts in cursor.fetchall():
+            client.unregister("_tm_pair_rows")
+        for ctx, pid, *counts in rows:
             contexts[ctx].relations[int(pid)] = dict(zip(names, map(int, counts), strict=True))
 
     def measure(self, contract: Contract, ctx: MineContext) -> Measure:

@@ -23,7 +23,7 @@ import duckdb
 from tracemine.mine.crossfit import Candidate, upper_bound
 from tracemine.mine.measure import Measure
 from tracemine.mine.pooling import effective
-from tracemine.mine.run_facts import RunCall, RunInfo, load_runs, load_values
+from tracemine.mine.run_facts import RunCall, RunInfo, ValueFacts, load_runs, load_values
 from tracemine.mine.run_templates import Judge, Outcome, build_facts, propose_runs
 from tracemine.mine.select import (
     CONFIDENCE,
@@ -33,13 +33,40 @@ from tracemine.mine.select import (
     build_evidence,
     pool,
 )
+from tracemine.mine.shards import Shards
 from tracemine.model.contract import Contract, Counterexample, Evidence, Kind, Side
 
 ERROR_STATUSES = frozenset(("tool_error", "protocol_error", "timeout", "cancelled", "denied"))
 
 
+def read_runs(
+    con: duckdb.DuckDBPyConnection, tasks: list[str]
+) -> tuple[dict[str, RunInfo], ValueFacts]:
+    """Shard step: the shard's nominal runs of ``tasks`` and their argument values."""
+    runs = load_runs(con, tasks)
+    try:
+        return runs, load_values(con)
+    finally:
+        con.unregister("_tm_rl_calls")
+
+
+def merge_facts(
+    shards: list[tuple[dict[str, RunInfo], ValueFacts]],
+) -> tuple[dict[str, RunInfo], ValueFacts]:
+    """The shards' runs (in run id order, as one store lists them) and value facts."""
+    if len(shards) == 1:
+        return shards[0]
+    runs = {run_id: run for found, _ in shards for run_id, run in found.items()}
+    merged = ValueFacts({}, {}, {})
+    for _, facts in shards:
+        merged.values.update(facts.values)
+        merged.sources.update(facts.sources)
+        merged.bounds.update(facts.bounds)
+    return dict(sorted(runs.items())), merged
+
+
 def mine_runs(
-    con: duckdb.DuckDBPyConnection,
+    shards: Shards,
     assignment: dict[str, int],
     settings: Settings,
     min_support: int,
@@ -48,11 +75,7 @@ def mine_runs(
     """Kept run-level contracts (completeness first) and, per kind, how many candidates
     were kept and dropped. ``assignment`` maps each task to its fold (all 0 without
     cross-fitting). With ``tools``, only contracts of those tools: no run-wide ones."""
-    runs = load_runs(con, assignment)
-    try:
-        values = load_values(con)
-    finally:
-        con.unregister("_tm_rl_calls")
+    runs, values = merge_facts(shards.map(read_runs, list(assignment), label="runs"))
     facts = build_facts(runs, values)
     by_fold: dict[int, list[RunInfo]] = {}
     for run in runs.values():

@@ -1,0 +1,335 @@
+"""What a mine builds before it proposes anything, and reuses while it still applies.
+
+    tm_calls           per shard: the nominal calls (status ok, runs passing ``where``)
+                       with their task and part (:func:`tracemine.mine.profile.nominal_calls_sql`)
+    tm_profile_state   the fingerprints the tables were built for: per shard the one of
+                       ``tm_calls`` (key ``calls``); where the profiles are merged the
+                       mine's (key ``state``: counts, the granularity and the path survey)
+                       and the profiles' (key ``profiles``)
+    tm_profiles, tm_profile_values
+                       where the profiles are merged: per tool, side, path and unit
+                       (:mod:`tracemine.mine.profile`)
+
+Each shard step here returns what its store holds, and the merge is exact because a task
+lies in one shard: counts, distinct tasks and runs add up; minima, maxima and value sets
+combine. With one store, the shard and the merged profiles are the same database, and the
+profiles are built in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from tracemine.errors import TaskKeyError
+from tracemine.ingest.store import fetch_arrow, fetch_one
+from tracemine.ingest.taskkey import TaskKey, store_runs, suggest
+from tracemine.mine import maps as map_paths
+from tracemine.mine import profile
+from tracemine.mine.formats import guess_format
+from tracemine.mine.profile import (
+    LISTED_DISTINCT,
+    MAX_LITERAL_CHARS,
+    Survey,
+    build_profiles,
+    fingerprint_of,
+    ingest_rows,
+    merged_columns_sql,
+)
+from tracemine.mine.shards import Setup, Shards, concat, integers, prepare
+from tracemine.mine.where import Filter, where_sql
+
+
+@dataclass
+class Nominal:
+    """A shard's nominal calls in brief (or, merged, the whole mine's): the files read,
+    the calls per tool and task, and counts."""
+
+    ingests: list[tuple[int, str, int]]
+    tool_tasks: list[tuple[str, str, int]]  # (tool, task, calls)
+    calls: int = 0
+    tasks: int = 0
+    runs: int = 0
+    runs_without_task: int = 0
+
+    @classmethod
+    def merge(cls, shards: list[Nominal]) -> Nominal:
+        return cls(
+            [i for s in shards for i in s.ingests], [t for s in shards for t in s.tool_tasks],
+            sum(s.calls for s in shards), sum(s.tasks for s in shards),
+            sum(s.runs for s in shards), sum(s.runs_without_task for s in shards),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ProfileInfo:
+    """What the stored profiles cover, how fine they are, and whether this mine reused
+    them (``reused``: the nominal calls and survey; ``profiles_reused``: the profiles)."""
+
+    fingerprint: str
+    reused: bool
+    calls: int
+    tasks: int
+    runs: int
+    runs_without_task: int
+    seconds: float
+    survey: Survey
+    per_fold: bool = False
+    profiles_reused: bool = False
+    tool_tasks: list[tuple[str, str, int]] = field(default_factory=list, repr=False)
+
+
+def _state(con: duckdb.DuckDBPyConnection, key: str) -> dict[str, Any]:
+    con.execute("CREATE TABLE IF NOT EXISTS tm_profile_state (key VARCHAR PRIMARY KEY, value JSON)")
+    row = fetch_one(con, "SELECT value FROM tm_profile_state WHERE key = ?", [key])
+    return json.loads(row[0]) if row else {}
+
+
+def _save_state(con: duckdb.DuckDBPyConnection, key: str, state: dict[str, Any]) -> None:
+    con.execute("INSERT OR REPLACE INTO tm_profile_state VALUES (?, ?)", [key, json.dumps(state)])
+
+
+def run_counts(con: duckdb.DuckDBPyConnection, filters: list[Filter]) -> tuple[int, int]:
+    """Shard step: the runs passing ``filters``, and how many of them have a task id."""
+    where, params = where_sql(filters)
+    row = fetch_one(con, f"SELECT count(*), count(task_id) FROM runs r WHERE {where}", params)
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def runs_of(con: duckdb.DuckDBPyConnection, filters: list[Filter]) -> list[dict[str, Any]]:
+    """Shard step: the runs passing ``filters``, as the dicts a task key reads."""
+    where, params = where_sql(filters)
+    return store_runs(con, where, params)
+
+
+def nominal(con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key: str | None) -> Nominal:
+    """Shard step: build ``tm_calls`` unless the stored one was built for these files and
+    options, and say what it holds."""
+    ingests = ingest_rows(con)
+    print_ = fingerprint_of(ingests, filters, task_key)
+    if _state(con, "calls").get("fingerprint") != print_:
+        where, params = where_sql(filters)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            task_table = _register_task_key(con, task_key) if task_key else None
+            con.execute(profile.nominal_calls_sql(where, task_table, profile.part_calls(con)),
+                        params)  # fmt: skip
+            if task_table:
+                con.unregister(task_table)
+            _save_state(con, "calls", {"fingerprint": print_})
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    rows = con.execute("SELECT tool, task, count(*) FROM tm_calls GROUP BY ALL").fetchall()
+    counts = fetch_one(
+        con,
+        "SELECT count(*), count(DISTINCT task), count(DISTINCT run_id), "
+        "count(DISTINCT run_id) FILTER (task_missing) FROM tm_calls",
+    )
+    assert counts is not None
+    calls, tasks, runs, missing = (int(n) for n in counts)
+    return Nominal(ingests, [(t, k, int(n)) for t, k, n in rows], calls, tasks, runs, missing)
+
+
+def survey_rows(con: duckdb.DuckDBPyConnection) -> tuple[list[tuple], dict[str, list[str]]]:
+    """Shard step: :func:`~tracemine.mine.profile.survey_sql`'s rows, and the distinct
+    values of the paths with few enough of them to be listed anywhere (an approximate
+    count past twice the limit rules a path out in the shard, so out of the whole)."""
+    rows = con.execute(profile.survey_sql()).fetchall()
+    few = [row[0] for row in rows if row[4] <= 2 * LISTED_DISTINCT]
+    distinct: dict[str, list[str]] = {}
+    if few:
+        con.register("_tm_only", pa.table({"path": pa.array(few, pa.string())}))
+        try:
+            for path, found in con.execute(profile.survey_distinct_sql()).fetchall():
+                distinct[path] = list(found or [])
+        finally:
+            con.unregister("_tm_only")
+    return rows, distinct
+
+
+def merge_survey(
+    shards: list[tuple[list[tuple], dict[str, list[str]]]], maps: tuple[tuple[str, str], ...]
+) -> tuple[Survey, int, int]:
+    """The survey of every shard's rows, the number of paths and the number of values.
+    A path's values are listed when the whole holds at most ``LISTED_DISTINCT`` distinct
+    ones (counted exactly: the union of the shards' sets)."""
+    merged: dict[str, list[Any]] = {}
+    sets: dict[str, set[str] | None] = {}  # a path's distinct values; None: too many
+    for rows, distinct in shards:
+        for path, low, high, longest, _, nested, scalar, strings, n in rows:
+            found = set(distinct[path]) if path in distinct else None
+            if path not in merged:
+                merged[path] = [low, high, longest, nested, scalar, strings, int(n)]
+                sets[path] = found
+                continue
+            known = sets[path]
+            sets[path] = None if known is None or found is None else known | found
+            m = merged[path]
+            m[0] = _extreme(min, m[0], low)
+            m[1] = _extreme(max, m[1], high)
+            m[2] = _extreme(max, m[2], longest)
+            m[3], m[4], m[5] = m[3] or nested, m[4] and scalar, m[5] and strings
+            m[6] += int(n)
+    formats, listed, nested_scalars, shaped = {}, set(), set(), set()
+    values = 0
+    for path in sorted(merged):
+        low, high, longest, nested, scalar, strings, n = merged[path]
+        values += n
+        name = guess_format(low, high)
+        if name:
+            formats[path] = name
+        digits = any(c.isdigit() for c in (low or "") + (high or ""))
+        if strings and not name and digits and (longest or 0) <= MAX_LITERAL_CHARS:
+            shaped.add(path)
+        known = sets[path]
+        few = known is not None and len(known) <= LISTED_DISTINCT
+        if scalar and (longest or 0) <= MAX_LITERAL_CHARS and few:
+            listed.add(path)
+        if nested and scalar:
+            nested_scalars.add(path)
+    survey = Survey(formats, frozenset(listed), frozenset(nested_scalars), frozenset(shaped), maps)
+    return survey, len(merged), values
+
+
+def _extreme(pick: Any, a: Any, b: Any) -> Any:
+    """``pick`` of two values, either of which may be missing (SQL's NULL)."""
+    return b if a is None else a if b is None else pick(a, b)
+
+
+def detect_maps(shards: Shards) -> tuple[tuple[str, str], ...]:
+    """The objects of the nominal calls used as maps (:mod:`tracemine.mine.maps`)."""
+    paths = sorted({p for found in shards.map(map_paths.distinct_paths, label="paths")
+                    for p in found})  # fmt: skip
+    wanted = map_paths.wanted(paths)
+    if not wanted:
+        return ()
+    rows = [r for found in shards.map(map_paths.task_counts, wanted, label="maps") for r in found]
+    return tuple(map_paths.decide(rows))
+
+
+def ensure_calls(
+    shards: Shards, client: duckdb.DuckDBPyConnection, filters: list[Filter],
+    task_key: str | None,
+) -> ProfileInfo:  # fmt: skip
+    """Build ``tm_calls`` in every shard, and the path survey, unless those stored match
+    the files and options; choose the profiles' granularity (:func:`profile.per_fold`,
+    or per fold whenever the profiles are merged from several shards)."""
+    started = time.perf_counter()
+    found = Nominal.merge(shards.map(nominal, filters, task_key, label="nominal calls"))
+    print_ = fingerprint_of(found.ingests, filters, task_key)
+    state = _state(client, "state")
+    # a state written before profiles had a granularity is rebuilt whatever its print
+    reused = state.get("fingerprint") == print_ and "per_fold" in state
+    if not reused:
+        maps = detect_maps(shards)
+        shards.setup(Setup(maps))
+        survey, paths, values = merge_survey(shards.map(survey_rows, label="survey"), maps)
+        fold = profile.per_fold(found.tasks, paths, values) or not shards.client_is_store
+        state = {
+            "fingerprint": print_, "calls": found.calls, "tasks": found.tasks,
+            "runs": found.runs, "runs_without_task": found.runs_without_task, "per_fold": fold,
+            "survey": {"formats": survey.formats, "listed": sorted(survey.listed),
+                       "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped),
+                       "maps": [list(m) for m in survey.maps]},
+        }  # fmt: skip
+        _save_state(client, "state", state)
+    saved = state["survey"]
+    survey = Survey(saved["formats"], frozenset(saved["listed"]), frozenset(saved["distinct"]),
+                    frozenset(saved["shaped"]),
+                    tuple((tool, path) for tool, path in saved["maps"]))  # fmt: skip
+    shards.setup(Setup(survey.maps))
+    return ProfileInfo(
+        fingerprint=print_, reused=reused, calls=state["calls"], tasks=state["tasks"],
+        runs=state["runs"], runs_without_task=state["runs_without_task"],
+        seconds=round(time.perf_counter() - started, 3), survey=survey,
+        per_fold=bool(state["per_fold"]), tool_tasks=found.tool_tasks,
+    )  # fmt: skip
+
+
+def shard_profiles(con: duckdb.DuckDBPyConnection, survey: Survey) -> tuple[pa.Table, pa.Table]:
+    """Shard step: build the shard's profiles per fold (needs ``_tm_folds``) and return
+    its two tables."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        build_profiles(con, survey, fold=True)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return (
+        integers(fetch_arrow(con, "SELECT * FROM tm_profiles")),
+        integers(fetch_arrow(con, "SELECT * FROM tm_profile_values")),
+    )
+
+
+def merge_profiles(
+    client: duckdb.DuckDBPyConnection, shards: list[tuple[pa.Table, pa.Table]]
+) -> None:
+    """Add the shards' fold profiles up into the client's ``tm_profiles`` and
+    ``tm_profile_values``, as the parts of one store are added up."""
+    client.register("_tm_shard_profiles", concat([p for p, _ in shards]))
+    client.register("_tm_shard_values", concat([v for _, v in shards]))
+    try:
+        for sql in profile.sum_units_sql("_tm_shard_profiles", "_tm_shard_values"):
+            client.execute(sql)
+    finally:
+        client.unregister("_tm_shard_profiles")
+        client.unregister("_tm_shard_values")
+
+
+def ensure_profiles(
+    shards: Shards, client: duckdb.DuckDBPyConnection, info: ProfileInfo,
+    assignment: dict[str, int],
+) -> ProfileInfo:  # fmt: skip
+    """Build ``tm_profiles`` and ``tm_profile_values`` for the calls of ``info`` unless
+    those stored match: per task, or per fold of ``assignment``, as ``info.per_fold``
+    says. The shards' connections get ``assignment`` as ``_tm_folds``."""
+    started = time.perf_counter()
+    shards.setup(Setup(info.survey.maps, assignment))
+    key: list[Any] = [info.fingerprint, info.per_fold]
+    if info.per_fold:
+        key.append(hashlib.sha256(json.dumps(sorted(assignment.items())).encode()).hexdigest())
+    print_ = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
+    reused = _state(client, "profiles").get("fingerprint") == print_
+    if not reused:
+        if shards.client_is_store:  # one store: built in place, a part at a time
+            prepare(client, Setup(info.survey.maps, assignment))
+            client.execute("BEGIN TRANSACTION")
+            try:
+                build_profiles(client, info.survey, info.per_fold)
+                _save_state(client, "profiles", {"fingerprint": print_, "per_fold": info.per_fold})
+                client.execute("COMMIT")
+            except BaseException:
+                client.execute("ROLLBACK")
+                raise
+        else:
+            merge_profiles(client, shards.map(shard_profiles, info.survey, label="profiles"))
+            _save_state(client, "profiles", {"fingerprint": print_, "per_fold": True})
+    seconds = round(info.seconds + time.perf_counter() - started, 3)
+    return replace(info, seconds=seconds, profiles_reused=reused)
+
+
+def _register_task_key(con: duckdb.DuckDBPyConnection, spec: str) -> str:
+    """Derive each run's task id with ``--task-key`` (same rules as ingest) and register
+    the mapping as a table for the nominal-calls SQL."""
+    key = TaskKey.parse(spec)
+    runs = store_runs(con)
+    run_ids = [run["run_id"] for run in runs]
+    tasks = [key.task_id(run) for run in runs]
+    if runs and not any(tasks):
+        said = "".join(f"\n  {s}" for s in suggest(runs))
+        hint = f"; what the runs carry would give:{said}" if said else ""
+        raise TaskKeyError(f"--task-key {spec!r} finds no task id in any run of the store{hint}")
+    con.register("_tm_task_map", pa.table({"run_id": run_ids, "task": tasks}))
+    return "_tm_task_map"
+
+
+__all__ = ["Nominal", "ProfileInfo", "ensure_calls", "ensure_profiles", "merged_columns_sql"]
