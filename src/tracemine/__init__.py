@@ -30,6 +30,7 @@ _EXPORTS = {
     "StoreError": "tracemine.errors",
     "MemoryLimitError": "tracemine.errors",
     "ContractFileError": "tracemine.errors",
+    "ShardFailed": "tracemine.errors",
     # model
     "CallRecord": "tracemine.model.trace",
     "RunRecord": "tracemine.model.trace",
@@ -70,6 +71,8 @@ _EXPORTS = {
     "export_contracts": "tracemine.export",
     # mine
     "mine": "tracemine.mine",
+    "mine_sharded": "tracemine.engine",
+    "ShardedMine": "tracemine.engine",
     # declared schemas and merge
     "load_spec": "tracemine.openapi",
     "declared_contracts": "tracemine.openapi",

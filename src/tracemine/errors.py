@@ -6,7 +6,9 @@
     │   └── TaskKeyError          --task-key is malformed
     ├── StoreError            the DuckDB file is not a tracemine store or is of another version
     ├── MemoryLimitError      a step needs more memory than TRACEMINE_DUCKDB_MEMORY allows
-    └── ContractFileError     a contract file is invalid or of an unknown version
+    ├── ContractFileError     a contract file is invalid or of an unknown version
+    └── ShardFailed           a shard of a mine across workers failed twice (its worker died,
+                              or its task raised); the job stopped and wrote no result
 
 The CLI maps every TracemineError to a one-line message and exit code 2.
 """
@@ -41,3 +43,8 @@ class MemoryLimitError(TracemineError):
 
 class ContractFileError(TracemineError):
     """A contract file is invalid or of an unknown version."""
+
+
+class ShardFailed(TracemineError):
+    """A shard's task failed twice in a mine across workers; the message names the shard
+    and the pass, and nothing was written as the result."""

@@ -1,0 +1,212 @@
+"""The Dask engine: the one module that imports Dask (``pip install 'tracemine[dask]'``).
+
+:func:`cluster` starts a ``LocalCluster`` of ``workers`` processes, one thread each, or
+joins the scheduler at an address; :class:`DaskEngine` runs the worker functions of
+:mod:`tracemine.engine.worker` there, a task per shard, and :class:`DaskShards` is the
+:class:`tracemine.mine.shards.Shards` the miner maps its steps over. What is shipped to
+the workers is a shard's description, a store's path, the step (by name: tracemine must
+be installed on the workers, at the client's version) and the step's small parameters;
+results are summaries (profiles per fold, counts, a few rows per tool). No connection is
+pickled: every task opens its store and closes it.
+
+A task whose worker dies is run again on another; a shard whose task fails twice (its
+worker died twice, or it raised twice) fails the job with :class:`ShardFailed`, which
+names the shard. In a cluster started here a task is retried once after its worker died
+(``distributed.scheduler.allowed-failures = 1``); a cluster joined keeps its own setting.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from tracemine.engine import worker
+from tracemine.errors import InputError, ShardFailed, TracemineError
+from tracemine.mine.shards import Setup
+
+T = TypeVar("T")
+Progress = Callable[[str, int, int], None]
+"""Called with (what the pass does, shards done, shards in all)."""
+RETRIES = 1
+CONNECT_TIMEOUT = "10s"
+
+
+def _dask() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise InputError(
+            "mining across workers needs Dask: pip install 'tracemine[dask]'"
+        ) from None
+    return distributed
+
+
+@dataclass
+class Cluster:
+    """A Dask client, and its cluster's dashboard when it has one."""
+
+    client: Any
+    dashboard: str | None = None
+
+
+@contextmanager
+def cluster(
+    workers: int | None = None, scheduler: str | None = None, memory: str | None = None,
+    dashboard: bool = True,
+) -> Iterator[Cluster]:  # fmt: skip
+    """A Dask client: on a new ``LocalCluster`` of ``workers`` processes (each capped at
+    ``memory``, Dask's size syntax), with a dashboard when ``dashboard`` and bokeh is
+    installed, or on the scheduler at ``scheduler``."""
+    distributed = _dask()
+    import dask
+
+    if scheduler:
+        try:
+            client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+        try:
+            _same_version(client)
+            yield Cluster(client, _joined_dashboard(client))
+        finally:
+            client.close()
+        return
+    board = dashboard and importlib.util.find_spec("bokeh") is not None
+    with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES}):
+        # the scheduler's web server starts whatever is asked: on a free port, never a
+        # clash with another cluster's 8787
+        local = distributed.LocalCluster(
+            n_workers=workers or 1, threads_per_worker=1, processes=True,
+            memory_limit=memory or "auto", dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        )  # fmt: skip
+        client = distributed.Client(local)
+    try:
+        yield Cluster(client, client.dashboard_link if board else None)
+    finally:
+        client.close()
+        local.close()
+
+
+def _joined_dashboard(client: Any) -> str | None:
+    """The dashboard of a cluster joined: its scheduler serves one when bokeh is there."""
+    try:
+        served = client.run_on_scheduler(_serves_dashboard)
+    except Exception:  # a scheduler that cannot say has no link to give
+        return None
+    return client.dashboard_link if served else None
+
+
+def _serves_dashboard() -> bool:
+    return importlib.util.find_spec("bokeh") is not None
+
+
+def _same_version(client: Any) -> None:
+    import tracemine
+
+    found = set(client.run(_version).values())
+    if found - {tracemine.__version__}:
+        raise InputError(
+            f"the cluster's workers run tracemine {', '.join(sorted(found))}; this client "
+            f"runs {tracemine.__version__}: install the same version on both"
+        )
+
+
+def _version() -> str:
+    import tracemine
+
+    return tracemine.__version__
+
+
+class _Box:
+    """One object scattered whole (Dask would scatter a list or a dict item by item)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _unboxed(function: Callable[..., Any], *args: Any) -> Any:
+    return function(*(a.value if isinstance(a, _Box) else a for a in args))
+
+
+class DaskEngine:
+    """Runs worker functions on a Dask client, a task per item, with progress."""
+
+    def __init__(self, client: Any, progress: Progress | None = None) -> None:
+        self.client = client
+        self.progress = progress
+
+    def workers(self) -> int:
+        return max(len(self.client.scheduler_info().get("workers", {})), 1)
+
+    def run(self, label: str, function: Callable[..., T], calls: Sequence[tuple[str, tuple]],
+            shared: Sequence[Any] = ()) -> list[T]:  # fmt: skip
+        """``function(*shared, *args)`` for each ``(name, args)`` of ``calls``, in order;
+        ``shared`` arguments are sent to the workers once."""
+        distributed = _dask()
+        sent = [self.client.scatter(_Box(v), broadcast=True, hash=False) for v in shared]
+        tag = f"tracemine-{label.replace(' ', '-')}-{uuid.uuid4().hex[:8]}"
+        submit = self.client.submit
+        futures = [
+            submit(_unboxed, function, *sent, *args, key=f"{tag}-{n}", retries=RETRIES, pure=False)
+            for n, (_, args) in enumerate(calls)
+        ]
+        names = {f.key: name for f, (name, _) in zip(futures, calls, strict=True)}
+        done = 0
+        if self.progress:
+            self.progress(label, 0, len(futures))
+        try:
+            for future in distributed.as_completed(futures):
+                if future.status != "finished":
+                    self._fail(label, names[future.key], future)
+                done += 1
+                if self.progress:
+                    self.progress(label, done, len(futures))
+            return [f.result() for f in futures]
+        finally:
+            for future in futures:
+                future.cancel()
+            for future in sent:
+                future.cancel()
+
+    def _fail(self, label: str, name: str, future: Any) -> None:
+        distributed = _dask()
+        error = future.exception()
+        if isinstance(error, TracemineError) and not isinstance(error, distributed.KilledWorker):
+            raise type(error)(f"{name}: {error}") from None
+        if isinstance(error, distributed.KilledWorker):
+            why = "its worker died twice while running it"
+        else:
+            why = f"{type(error).__name__}: {error}"
+        raise ShardFailed(f"{label} of {name} failed twice ({why}); nothing was written")
+
+
+class DaskShards:
+    """The stores of a sharded mine, as :class:`tracemine.mine.shards.Shards` on Dask."""
+
+    client_is_store = False
+
+    def __init__(self, engine: DaskEngine, stores: list[tuple[str, str]],
+                 config: worker.Config) -> None:  # fmt: skip
+        self.engine = engine
+        self.stores = stores  # (name, path)
+        self.config = config
+        self._setup = Setup()
+
+    def setup(self, setup: Setup) -> None:
+        self._setup = setup
+
+    def map(self, step: Callable[..., T], *args: Any, label: str = "") -> list[T]:
+        calls = [(name, (path, name)) for name, path in self.stores]
+        return self.engine.run(label or step.__name__, _run_step, calls,
+                               shared=(self._setup, step, args, self.config))  # fmt: skip
+
+
+def _run_step(setup: Setup, step: Callable[..., Any], args: tuple, config: worker.Config,
+              path: str, name: str) -> Any:  # fmt: skip
+    return worker.run_step(path, setup, step, args, config, name)
