@@ -17,6 +17,16 @@ from tracemine.cli._common import (
     run,
 )
 from tracemine.cli._fit import Column, fit
+from tracemine.cli._shards import (
+    SchedulerOption,
+    WorkerMemoryOption,
+    WorkersOption,
+    WorkOption,
+    check_sharded,
+    render_shards,
+    run_sharded,
+    write_atomically,
+)
 
 if TYPE_CHECKING:
     from tracemine.model.contract import ContractFile
@@ -25,6 +35,14 @@ ORDER = 20
 
 
 def mine_command(
+    sources: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[TRACES...]", show_default=False,
+            help="With --workers or --scheduler: trace files, folders, globs or URLs "
+            "(s3://…) to read and mine across workers, instead of --db.",
+        ),
+    ] = None,
     db: DbOption = Path("traces.duckdb"),
     out: Annotated[
         Path,
@@ -80,22 +98,34 @@ def mine_command(
         int, typer.Option("--seed", metavar="N",
                           help="Seed of the task-to-fold split.")
     ] = 0,
+    workers: WorkersOption = None,
+    scheduler: SchedulerOption = None,
+    work: WorkOption = Path("tracemine-work"),
+    worker_memory: WorkerMemoryOption = None,
     as_json: JsonOption = False,
 ) -> None:  # fmt: skip
     """Mine contracts from nominal calls; keep those that hold on held-out tasks."""
     from tracemine.mine import mine  # heavy (scikit-learn, scipy): only when mining
 
     out.parent.mkdir(parents=True, exist_ok=True)  # a bad --out is said before the mining
-    result = run(
-        mine, db, folds=folds, target_fa=target_fa, min_tasks=min_tasks, tools=tool,
-        where=where, task_key=task_key, crossfit=not no_crossfit, seed=seed, run_level=run_level,
+    settings = dict(
+        folds=folds, target_fa=target_fa, min_tasks=min_tasks, tools=tool, where=where,
+        task_key=task_key, crossfit=not no_crossfit, seed=seed, run_level=run_level,
         budget=not all_eligible,
     )  # fmt: skip
-    out.write_text(result.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
+    sharded = check_sharded(sources, workers, scheduler)
+    if sharded:
+        found = run_sharded(sources or [], work, workers, scheduler, worker_memory, settings)
+        result = found.contracts
+    else:
+        result = run(mine, db, **settings)
+    write_atomically(out, result.model_dump_json(indent=2, exclude_none=True) + "\n")
     if as_json:
         print_json(result.model_dump_json(indent=2, exclude_none=True))
-    else:
-        render(result, out)
+        return
+    if sharded:
+        render_shards(found)
+    render(result, out)
 
 
 def render(result: ContractFile, out: Path) -> None:
