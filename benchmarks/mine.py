@@ -85,10 +85,11 @@ def _task(rng: random.Random, task: int) -> list[tuple[str, dict, object]]:
     ]  # fmt: skip
 
 
-def generate(path: Path, calls: int, seed: int = 0) -> None:
-    """Write about ``calls`` flat JSONL calls: tasks of several runs each."""
+def generate(path: Path, calls: int, seed: int = 0, first_task: int = 0) -> None:
+    """Write about ``calls`` flat JSONL calls: tasks of several runs each, numbered from
+    ``first_task`` (so that files written apart hold tasks of their own)."""
     rng = random.Random(seed)
-    written, task = 0, 0
+    written, task = 0, first_task
     with path.open("wb") as out:
         while written < calls:
             base = _task(random.Random(f"{seed}-{task}"), task)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -13,7 +14,7 @@ import duckdb
 
 from tracemine.engine import worker
 from tracemine.engine.plan import SHARD_BYTES, Shard, plan
-from tracemine.errors import InputError
+from tracemine.errors import InputError, StoreError
 from tracemine.ingest.pipeline import FileReport, IngestReport
 from tracemine.ingest.store import out_of_memory, parse_size
 from tracemine.mine.api import MINE_MEMORY_LIMIT, Options, mine_shards
@@ -71,26 +72,34 @@ def mine_sharded(
         raise InputError("no trace files given to mine")
     options = Options.of(**settings)
     folder = Path(work)
+    folder.mkdir(parents=True, exist_ok=True)
     shards = plan([str(s) for s in sources], format=format, shard_bytes=shard_bytes)
     with ExitStack() as stack:
-        link = None
+        link, threads = None, None
         if client is None:
             started = stack.enter_context(
                 engine.cluster(workers, scheduler, worker_memory, dashboard=dashboard)
             )
             client, link = started.client, started.dashboard
+            if scheduler is None:  # workers of this machine share its cores
+                threads = max((os.cpu_count() or 1) // (workers or 1), 1)
         if on_cluster:
             on_cluster(link)
         runner = engine.DaskEngine(client, progress)
-        threads = max((os.cpu_count() or 1) // runner.workers(), 1)
         config = worker.Config(memory=_mine_memory(worker_memory), threads=threads)
         shards = _number_lines(runner, shards)
         reports, stores = _ingest(runner, shards, folder)
+        missing = [path for _, path in stores if not Path(path).exists()]
+        if missing:
+            raise InputError(
+                f"{folder}: the workers wrote {missing[0]} and {len(missing) - 1} more stores "
+                "that this machine does not see; --work must be a folder every worker and "
+                "the client share"
+            )
         groups = _groups(runner, stores, options, config)
         merged = _merge_groups(runner, groups, folder)
         named = [[name for name, _ in group] for group in groups]
-        con = duckdb.connect(str(folder / "mine.duckdb"),
-                             config={"memory_limit": MINE_MEMORY_LIMIT or "1GB"})  # fmt: skip
+        con = _client_store(folder / "mine.duckdb")
         try:
             contracts = mine_shards(engine.DaskShards(runner, merged, config), con,
                                     folder.as_posix(), options)  # fmt: skip
@@ -103,6 +112,14 @@ def mine_sharded(
                                       "merged": together}  # fmt: skip
     report = IngestReport(db=folder.as_posix(), files=reports)
     return ShardedMine(contracts, report, len(shards), together, link)
+
+
+def _client_store(path: Path) -> duckdb.DuckDBPyConnection:
+    """The client's database: the shards' profiles added up, and what a re-mine reuses."""
+    try:
+        return duckdb.connect(str(path), config={"memory_limit": MINE_MEMORY_LIMIT or "1GB"})
+    except duckdb.Error as exc:  # another mine holds it, or it is not a database
+        raise StoreError(f"{path}: cannot open the mine's own database: {exc}") from None
 
 
 def _mine_memory(worker_memory: str | None) -> str | None:
@@ -199,10 +216,12 @@ def _merge_groups(runner: Any, groups: list[list[Store]], folder: Path) -> list[
         if len(group) == 1:
             out.append(group[0])
             continue
-        first = Path(group[0][1]).stem
-        path = (folder / "groups" / f"{first}+{len(group) - 1}.duckdb").as_posix()
+        members = [p for _, p in group]
+        digest = hashlib.sha256("|".join(members).encode()).hexdigest()[:16]
+        name = f"{Path(members[0]).stem}+{len(group) - 1}-{digest}.duckdb"
+        path = (folder / "groups" / name).as_posix()
         out.append((" + ".join(name for name, _ in group), path))
-        calls.append((group[0][0], (path, [p for _, p in group])))
+        calls.append((group[0][0], (path, members)))
     if calls:
         (folder / "groups").mkdir(parents=True, exist_ok=True)
         runner.run("merging shards that share tasks", worker.merge, calls)

@@ -141,9 +141,6 @@ class DaskEngine:
         self.client = client
         self.progress = progress
 
-    def workers(self) -> int:
-        return max(len(self.client.scheduler_info().get("workers", {})), 1)
-
     def run(self, label: str, function: Callable[..., T], calls: Sequence[tuple[str, tuple]],
             shared: Sequence[Any] = ()) -> list[T]:  # fmt: skip
         """``function(*shared, *args)`` for each ``(name, args)`` of ``calls``, in order;

@@ -1,0 +1,165 @@
+"""Mining across workers: ingest plus mine of one corpus in 20 files, three ways.
+
+    python benchmarks/distributed.py                    # 1M calls (the CI size)
+    python benchmarks/distributed.py --calls 10000000   # 10M calls in 20 files
+    python benchmarks/distributed.py --workdir DIR      # keep (and reuse) the files
+
+The corpus is ``benchmarks/mine.py``'s narrow shape (37 values a call, 50 calls a task),
+``--files`` files of whole tasks. Rows, each in its own process and started on an idle
+machine: (a) today's single store, ``tracemine ingest`` then ``tracemine mine`` (each in
+a process of its own; its peak RSS is the larger of the two); (b) ``mine --workers 1``
+and (c) ``mine --workers 2``, a local Dask cluster whose workers are capped at
+``--worker-memory`` (1GB). Printed per row: wall time of ingest plus mine, calls per
+second, the ratio to (a)'s throughput, the peak RSS of each worker (read in each worker
+at the end: a worker the nanny restarted would show only its last life, so restarts are
+counted) and of the client process. The contracts of (b) and (c) are checked to be those
+of (a).
+
+Targets on 2 cores: (c) at least 1.7x the throughput of (a) at 1M calls; 10M calls
+ingested and mined in under 15 minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# this file's folder is first on sys.path when it runs, and its name would shadow the
+# ``distributed`` package: take it out, and load the mining benchmark's corpus by path
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+_spec = importlib.util.spec_from_file_location("tracemine_bench_mine", HERE / "mine.py")
+assert _spec is not None and _spec.loader is not None
+_mine = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_mine)
+generate = _mine.generate
+
+HEADER = ("row", "calls", "files", "wall_s", "calls_per_s", "vs_a", "worker_rss_mb",
+          "restarts", "client_rss_mb", "same_contracts")  # fmt: skip
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def write_corpus(folder: Path, calls: int, files: int) -> list[Path]:
+    """``calls`` narrow calls in ``files`` files of whole tasks of their own (a file's
+    tasks are numbered on from the last file's)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"part-{n:02d}.jsonl" for n in range(files)]
+    tasks = calls // files // _mine.CALLS_PER_TASK + 1
+    for n, path in enumerate(paths):
+        if not path.exists():
+            generate(path, calls // files, seed=1000 + n, first_task=n * tasks)
+    return paths
+
+
+def single_ingest(paths: list[str], db: str) -> dict:
+    from tracemine.ingest import ingest
+
+    report = ingest(paths, db)
+    return {"calls": report.total("calls"), "rss_mb": round(_peak_mb())}
+
+
+def single_mine(db: str, out: str) -> dict:
+    from tracemine.mine import mine
+
+    result = mine(db)
+    Path(out).write_text(json.dumps([c.model_dump(mode="json") for c in result.contracts]))
+    return {"rss_mb": round(_peak_mb()), "kept": len(result.contracts)}
+
+
+def sharded(paths: list[str], work: str, workers: int, memory: str, out: str) -> dict:
+    import resource as res
+
+    from tracemine.engine import mine_sharded
+    from tracemine.engine.dask import cluster
+
+    def peak() -> float:
+        return res.getrusage(res.RUSAGE_SELF).ru_maxrss / 1024
+
+    with cluster(workers, memory=memory, dashboard=False) as started:
+        client = started.client
+        seen = set(client.scheduler_info()["workers"])
+        result = mine_sharded(paths, work=work, client=client, worker_memory=memory)
+        rss = client.run(peak)
+        now = set(client.scheduler_info()["workers"])
+    Path(out).write_text(json.dumps([c.model_dump(mode="json") for c in result.contracts.contracts]))
+    return {"worker_rss_mb": [round(v) for v in rss.values()],
+            "restarts": len(now - seen), "client_rss_mb": round(_peak_mb()),
+            "calls": result.ingest.total("calls")}  # fmt: skip
+
+
+def _child(*args: object) -> tuple[dict, float]:
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, __file__, *map(str, args)],
+                         capture_output=True, text=True)  # fmt: skip
+    wall = time.perf_counter() - started
+    if out.returncode != 0:
+        raise SystemExit(f"{args[1]} failed: {(out.stderr.strip().splitlines() or ['?'])[-1]}")
+    return dict(json.loads(out.stdout.strip().splitlines()[-1])), wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=1_000_000)
+    parser.add_argument("--files", type=int, default=20)
+    parser.add_argument("--worker-memory", default="1GB")
+    parser.add_argument("--rows", default="abc", help="which rows to run (a, b, c)")
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--phase", help=argparse.SUPPRESS)
+    parser.add_argument("args", nargs="*", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.phase:
+        if options.phase == "sharded":
+            *paths, work, workers, memory, out = options.args
+            found = sharded(paths, work, int(workers), memory, out)
+        elif options.phase == "ingest":
+            *paths, db = options.args
+            found = single_ingest(paths, db)
+        else:
+            found = single_mine(*options.args)
+        print(json.dumps(found))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = options.workdir or Path(tmp)
+        paths = [str(p) for p in write_corpus(folder / "corpus", options.calls, options.files)]
+        print(" ".join(f"{h:>{len(h) + 2}}" for h in HEADER), flush=True)
+        baseline = None
+        reference = folder / "a.json"
+        for row in options.rows:
+            out = folder / f"{row}.json"
+            if row == "a":
+                db = folder / "single.duckdb"
+                db.unlink(missing_ok=True)
+                ingested, t1 = _child("--phase", "ingest", *paths, db)
+                mined, t2 = _child("--phase", "mine", db, out)
+                wall, calls = t1 + t2, ingested["calls"]
+                figures = {"worker_rss_mb": "-", "restarts": "-",
+                           "client_rss_mb": max(ingested["rss_mb"], mined["rss_mb"])}  # fmt: skip
+            else:
+                work = folder / f"work-{row}"
+                subprocess.run(["rm", "-rf", str(work)], check=True)
+                workers = {"b": 1, "c": 2}[row]
+                found, wall = _child("--phase", "sharded", *paths, work, workers,
+                                     options.worker_memory, out)  # fmt: skip
+                calls = found["calls"]
+                figures = {k: found[k] for k in ("worker_rss_mb", "restarts", "client_rss_mb")}
+            rate = calls / wall
+            baseline = baseline or (rate if row == "a" else None)
+            same = out.read_text() == reference.read_text() if row != "a" else "-"
+            line = {"row": row, "calls": calls, "files": len(paths), "wall_s": round(wall, 1),
+                    "calls_per_s": round(rate), "vs_a": round(rate / baseline, 2) if baseline
+                    else "-", **figures, "same_contracts": same}  # fmt: skip
+            print(" ".join(f"{line[h]!s:>{len(h) + 2}}" for h in HEADER), flush=True)
+
+
+if __name__ == "__main__":
+    main()
