@@ -40,7 +40,6 @@ from tracemine.mine.profile import (
     build_profiles,
     fingerprint_of,
     ingest_rows,
-    merged_columns_sql,
 )
 from tracemine.mine.shards import Setup, Shards, concat, integers, prepare
 from tracemine.mine.where import Filter, where_sql
@@ -223,6 +222,8 @@ def ensure_calls(
     the files and options; choose the profiles' granularity (:func:`profile.per_fold`,
     or per fold whenever the profiles are merged from several shards)."""
     started = time.perf_counter()
+    if task_key:
+        _check_task_key(shards, task_key)
     found = Nominal.merge(shards.map(nominal, filters, task_key, label="nominal calls"))
     print_ = fingerprint_of(found.ingests, filters, task_key)
     state = _state(client, "state")
@@ -317,19 +318,28 @@ def ensure_profiles(
     return replace(info, seconds=seconds, profiles_reused=reused)
 
 
+def task_key_hits(con: duckdb.DuckDBPyConnection, spec: str) -> tuple[int, int]:
+    """Shard step: the store's runs, and those ``--task-key`` finds a task id in."""
+    key = TaskKey.parse(spec)
+    runs = store_runs(con)
+    return len(runs), sum(bool(key.task_id(run)) for run in runs)
+
+
+def _check_task_key(shards: Shards, spec: str) -> None:
+    """A ``--task-key`` that finds no task id in any run of any shard is a mistake."""
+    hits = shards.map(task_key_hits, spec, label="task key")
+    if sum(runs for runs, _ in hits) and not sum(found for _, found in hits):
+        runs = [run for found in shards.map(runs_of, []) for run in found]
+        said = "".join(f"\n  {s}" for s in suggest(runs))
+        hint = f"; what the runs carry would give:{said}" if said else ""
+        raise TaskKeyError(f"--task-key {spec!r} finds no task id in any run of the store{hint}")
+
+
 def _register_task_key(con: duckdb.DuckDBPyConnection, spec: str) -> str:
     """Derive each run's task id with ``--task-key`` (same rules as ingest) and register
     the mapping as a table for the nominal-calls SQL."""
     key = TaskKey.parse(spec)
     runs = store_runs(con)
-    run_ids = [run["run_id"] for run in runs]
-    tasks = [key.task_id(run) for run in runs]
-    if runs and not any(tasks):
-        said = "".join(f"\n  {s}" for s in suggest(runs))
-        hint = f"; what the runs carry would give:{said}" if said else ""
-        raise TaskKeyError(f"--task-key {spec!r} finds no task id in any run of the store{hint}")
-    con.register("_tm_task_map", pa.table({"run_id": run_ids, "task": tasks}))
+    ids = [run["run_id"] for run in runs]
+    con.register("_tm_task_map", pa.table({"run_id": ids, "task": [key.task_id(r) for r in runs]}))
     return "_tm_task_map"
-
-
-__all__ = ["Nominal", "ProfileInfo", "ensure_calls", "ensure_profiles", "merged_columns_sql"]
