@@ -55,12 +55,17 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.strip().startswith("error: cannot reach the Dask scheduler at tcp://")
 
 
-BLOCK_DASK = (
-    "import sys, importlib.abc\n"
+BLOCK_DASK = (  # as if the extra were not installed: importing its packages fails
+    "import sys, importlib.abc, importlib.machinery\n"
+    "class Missing(importlib.abc.Loader):\n"
+    "    def create_module(self, spec):\n"
+    "        raise ImportError(f'No module named {spec.name!r}')\n"
+    "    def exec_module(self, module):\n"
+    "        pass\n"
     "class Block(importlib.abc.MetaPathFinder):\n"
     "    def find_spec(self, name, path=None, target=None):\n"
-    "        if name.split('.')[0] in ('dask', 'distributed'):\n"
-    "            raise ImportError(f'No module named {name!r}')\n"
+    "        if name.split('.')[0] in ('dask', 'distributed', 'fsspec'):\n"
+    "            return importlib.machinery.ModuleSpec(name, Missing())\n"
     "sys.meta_path.insert(0, Block())\n"
 )
 
@@ -73,7 +78,7 @@ def test_without_dask_one_store_mines_as_before_and_workers_say_what_to_install(
         "import tracemine\n"
         f"tracemine.ingest({[str(f) for f in files]!r}, {str(tmp_path / 'one.duckdb')!r})\n"
         f"found = tracemine.mine({str(tmp_path / 'one.duckdb')!r}, folds=3)\n"
-        "print(len(found.contracts) > 0, any(m.split('.')[0] in ('dask', 'distributed') "
+        "print(len(found.contracts) > 0, any(m.split('.')[0] in ('dask', 'distributed', 'fsspec') "
         "for m in sys.modules))\n"
         "from tracemine.cli import main\n"
         f"sys.argv = ['tracemine', 'mine', '--workers', '1', {str(files[0])!r}]\n"

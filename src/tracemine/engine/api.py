@@ -68,13 +68,17 @@ def mine_sharded(
     """
     from tracemine.engine import dask as engine
 
+    engine.require()
     if not sources:
         raise InputError("no trace files given to mine")
     options = Options.of(**settings)
     folder = Path(work)
-    folder.mkdir(parents=True, exist_ok=True)
     shards = plan([str(s) for s in sources], format=format, shard_bytes=shard_bytes)
+    folder.mkdir(parents=True, exist_ok=True)
+    con = _client_store(folder / "mine.duckdb")  # taken first: one mine a work folder
     with ExitStack() as stack:
+        stack.callback(con.close)
+        worker.clear_unfinished(folder)
         link, threads = None, None
         if client is None:
             started = stack.enter_context(
@@ -99,14 +103,11 @@ def mine_sharded(
         groups = _groups(runner, stores, options, config)
         merged = _merge_groups(runner, groups, folder)
         named = [[name for name, _ in group] for group in groups]
-        con = _client_store(folder / "mine.duckdb")
         try:
             contracts = mine_shards(engine.DaskShards(runner, merged, config), con,
                                     folder.as_posix(), options)  # fmt: skip
         except duckdb.OutOfMemoryException:
             raise out_of_memory("merging the shards' profiles", "", MINE_MEMORY_LIMIT) from None
-        finally:
-            con.close()
     together = [names for names in named if len(names) > 1]
     contracts.provenance["shards"] = {"count": len(shards), "stores": len(merged),
                                       "merged": together}  # fmt: skip
@@ -119,7 +120,8 @@ def _client_store(path: Path) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(path), config={"memory_limit": MINE_MEMORY_LIMIT or "1GB"})
     except duckdb.Error as exc:  # another mine holds it, or it is not a database
-        raise StoreError(f"{path}: cannot open the mine's own database: {exc}") from None
+        raise StoreError(f"{path}: cannot open the mine's own database (is another mine "
+                         f"using this --work folder?): {exc}") from None
 
 
 def _mine_memory(worker_memory: str | None) -> str | None:

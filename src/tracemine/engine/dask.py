@@ -36,9 +36,11 @@ RETRIES = 1
 CONNECT_TIMEOUT = "10s"
 
 
-def _dask() -> Any:
+def require() -> Any:
+    """The ``distributed`` module, or the one line saying what to install."""
     try:
         import distributed
+        import fsspec  # noqa: F401  (shards are read through it)
     except ImportError:
         raise InputError(
             "mining across workers needs Dask: pip install 'tracemine[dask]'"
@@ -62,7 +64,7 @@ def cluster(
     """A Dask client: on a new ``LocalCluster`` of ``workers`` processes (each capped at
     ``memory``, Dask's size syntax), with a dashboard when ``dashboard`` and bokeh is
     installed, or on the scheduler at ``scheduler``."""
-    distributed = _dask()
+    distributed = require()
     import dask
 
     if scheduler:
@@ -145,7 +147,7 @@ class DaskEngine:
             shared: Sequence[Any] = ()) -> list[T]:  # fmt: skip
         """``function(*shared, *args)`` for each ``(name, args)`` of ``calls``, in order;
         ``shared`` arguments are sent to the workers once."""
-        distributed = _dask()
+        distributed = require()
         sent = [self.client.scatter(_Box(v), broadcast=True, hash=False) for v in shared]
         tag = f"tracemine-{label.replace(' ', '-')}-{uuid.uuid4().hex[:8]}"
         submit = self.client.submit
@@ -172,7 +174,7 @@ class DaskEngine:
                 future.cancel()
 
     def _fail(self, label: str, name: str, future: Any) -> None:
-        distributed = _dask()
+        distributed = require()
         error = future.exception()
         if isinstance(error, TracemineError) and not isinstance(error, distributed.KilledWorker):
             raise type(error)(f"{name}: {error}") from None

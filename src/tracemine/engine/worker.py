@@ -74,6 +74,23 @@ def _local_copy(url: str, start: int, end: int | None, folder: Path) -> Path:
     return target
 
 
+_SCRATCH = "tracemine-shard-"
+_BUILDING = ".building"
+
+
+def clear_unfinished(work: Path) -> None:
+    """Remove what a worker that died left half written under ``work`` (the client does
+    this before a mine, which holds the work folder's lock)."""
+    for folder in (work / "shards", work / "groups"):
+        if not folder.is_dir():
+            continue
+        for leftover in folder.iterdir():
+            if leftover.name.startswith(_SCRATCH) and leftover.is_dir():
+                shutil.rmtree(leftover, ignore_errors=True)
+            elif leftover.name.endswith((_BUILDING, _BUILDING + ".wal")):
+                leftover.unlink(missing_ok=True)
+
+
 @dataclass(frozen=True)
 class Ingested:
     """A shard read into its store: the file report and the content hash of its bytes."""
@@ -89,7 +106,7 @@ def ingest(shard: Any, path: str) -> Ingested:
     if target.exists():
         return _ingested(shard, target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix="tracemine-shard-", dir=target.parent))
+    scratch = Path(tempfile.mkdtemp(prefix=_SCRATCH, dir=target.parent))
     try:
         if shard.local and shard.whole:
             source = Path(shard.url.removeprefix("file://"))
@@ -138,7 +155,7 @@ def merge(path: str, members: list[str]) -> None:
     target = Path(path)
     if target.exists():
         return
-    building = target.with_name(f"{target.name}.{uuid.uuid4().hex}.building")
+    building = target.with_name(f"{target.name}.{uuid.uuid4().hex}{_BUILDING}")
     con = store.connect(building)
     try:
         columns = ", ".join(store.RUN_COLUMNS)
