@@ -92,7 +92,7 @@ def mine_sharded(
         runner = engine.DaskEngine(client, progress)
         config = worker.Config(memory=_mine_memory(worker_memory), threads=threads)
         shards = _number_lines(runner, shards)
-        reports, stores = _ingest(runner, shards, folder)
+        reports, stores = _ingest(runner, shards, folder, config)
         missing = [path for _, path in stores if not Path(path).exists()]
         if missing:
             raise InputError(
@@ -152,12 +152,12 @@ def _number_lines(runner: Any, shards: list[Shard]) -> list[Shard]:
     return out
 
 
-def _ingest(runner: Any, shards: list[Shard], folder: Path
+def _ingest(runner: Any, shards: list[Shard], folder: Path, config: worker.Config
             ) -> tuple[list[FileReport], list[Store]]:  # fmt: skip
     """Read every shard into its store (those already there are kept); a shard with the
     same content as an earlier one is skipped, as one store skips a file read before."""
     paths = [(folder / "shards" / f"{s.index:05d}-{s.key()}.duckdb").as_posix() for s in shards]
-    found = runner.run("ingest", worker.ingest, [(s.name, (s, p)) for s, p in
+    found = runner.run("ingest", worker.ingest, [(s.name, (s, p, config)) for s, p in
                                                  zip(shards, paths, strict=True)])  # fmt: skip
     reports: list[FileReport] = []
     stores: list[Store] = []

@@ -99,7 +99,7 @@ class Ingested:
     file_hash: str
 
 
-def ingest(shard: Any, path: str) -> Ingested:
+def ingest(shard: Any, path: str, config: Config) -> Ingested:
     """Read ``shard`` (:class:`tracemine.engine.plan.Shard`) into a store at ``path``,
     unless a finished one is there."""
     target = Path(path)
@@ -114,7 +114,8 @@ def ingest(shard: Any, path: str) -> Ingested:
             source = _local_copy(shard.url, shard.start, shard.end, scratch)
         building = scratch / "store.duckdb"
         ingest_shard(source, building, ingest_id=shard.ingest_id, source_file=shard.url,
-                     format=shard.format, first_line=shard.first_line or 1)  # fmt: skip
+                     format=shard.format, first_line=shard.first_line or 1,
+                     threads=config.threads)  # fmt: skip
         os.replace(building, target)  # whole or not at all
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -204,15 +204,19 @@ def ingest_shard(
     source_file: str,
     format: str,
     first_line: int = 1,
+    threads: int | None = None,
 ) -> FileReport:
     """Read one shard of a corpus into a store of its own: ``path`` holds the shard (a
     file, or a byte range of one cut at line ends), stored as the file ``source_file``
     from line ``first_line`` on, under ``ingest_id`` (its place among the corpus' files),
     so that its calls get the keys one store of the whole corpus would give them
     (:data:`tracemine.ingest.store.KEY_BITS`). A store already holding it is left as it
-    is, and its report is given again."""
+    is, and its report is given again. ``threads`` caps DuckDB's threads (workers that
+    share a machine share its cores)."""
     con = store.connect(db, memory_limit=INGEST_MEMORY_LIMIT)
     con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_EVERY}'")
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
     try:
         found = stored_report(con, ingest_id, source_file)
         if found is not None:

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from tracemine.mine.crossfit import Candidate
 from tracemine.mine.shards import Shards
@@ -34,39 +35,54 @@ MAX_TASKS = 400
 """Tasks with two or more nominal runs replayed, at most."""
 
 
-def trial_rows(con: duckdb.DuckDBPyConnection) -> list[tuple]:
-    """Shard step: every call (any status) of the nominal runs of the first ``MAX_TASKS``
-    tasks (by name) of the shard with two or more nominal runs. A task lies in one shard,
-    so the first tasks of the whole are among the first of the shards they lie in."""
-    return con.execute(
-        """
-        WITH nominal AS (SELECT DISTINCT run_id, task FROM tm_calls),
-        repeated AS (
-            SELECT task FROM nominal GROUP BY task HAVING count(*) >= 2
-            ORDER BY task LIMIT ?
-        )
-        SELECT c.run_id, n.task, r.family, c.seq, c.call_id, c.result_call_id, c.tool,
-               c.arguments, c.result, c.status, c.call_key
-        FROM calls c JOIN nominal n USING (run_id) JOIN runs r USING (run_id)
-        SEMI JOIN repeated USING (task)
-        ORDER BY c.run_id, c.seq, c.call_key
-        """,
-        [MAX_TASKS],
-    ).fetchall()
+_REPEATED = """
+    WITH nominal AS (SELECT DISTINCT run_id, task FROM tm_calls)
+    SELECT task FROM nominal GROUP BY task HAVING count(*) >= 2 ORDER BY task LIMIT ?
+"""
+
+
+def repeated_tasks(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Shard step: the first ``MAX_TASKS`` tasks (by name) of the shard with two or more
+    nominal runs. A task lies in one shard, so the first tasks of the whole are among the
+    first of the shards they lie in."""
+    return [task for (task,) in con.execute(_REPEATED, [MAX_TASKS]).fetchall()]
+
+
+def trial_rows(con: duckdb.DuckDBPyConnection, tasks: list[str] | None) -> list[tuple]:
+    """Shard step: every call (any status) of the nominal runs of ``tasks`` (None: of the
+    shard's :func:`repeated_tasks`)."""
+    if tasks is None:
+        tasks = repeated_tasks(con)
+    con.register("_tm_trial_tasks", pa.table({"task": pa.array(tasks, pa.string())}))
+    try:
+        return con.execute(
+            """
+            WITH nominal AS (SELECT DISTINCT run_id, task FROM tm_calls
+                             SEMI JOIN _tm_trial_tasks USING (task))
+            SELECT c.run_id, n.task, r.family, c.seq, c.call_id, c.result_call_id, c.tool,
+                   c.arguments, c.result, c.status
+            FROM calls c JOIN nominal n USING (run_id) JOIN runs r USING (run_id)
+            ORDER BY c.run_id, c.seq, c.call_key
+            """
+        ).fetchall()
+    finally:
+        con.unregister("_tm_trial_tasks")
 
 
 def trial_runs(shards: Shards, tasks: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
     """Run id → every call (any status) of the nominal runs of ``tasks`` that have two or
-    more nominal runs, up to ``MAX_TASKS`` tasks; ``task_id`` set to the mining task."""
-    found = shards.map(trial_rows, label="trials")
+    more nominal runs, up to ``MAX_TASKS`` tasks; ``task_id`` set to the mining task.
+    With one store in one pass; with several, the shards name their first tasks, and only
+    the calls of the first of all are read."""
+    chosen: list[str] | None = None
+    if not shards.client_is_store:
+        chosen = sorted(t for found in shards.map(repeated_tasks, label="trial tasks")
+                        for t in found)[:MAX_TASKS]  # fmt: skip
+    found = shards.map(trial_rows, chosen, label="trials")
     rows = [row for shard in found for row in shard]
-    if len(found) > 1:
-        first = set(sorted({row[1] for row in rows})[:MAX_TASKS])
-        rows = sorted((row for row in rows if row[1] in first),
-                      key=lambda row: (row[0], row[3] is None, row[3] or 0, row[10]))  # fmt: skip
     wanted = set(tasks)
     out: dict[str, list[dict[str, Any]]] = {}
-    for run_id, task, family, seq, cid, rcid, tool, arguments, result, status, _ in rows:
+    for run_id, task, family, seq, cid, rcid, tool, arguments, result, status in rows:
         if task not in wanted:
             continue
         out.setdefault(run_id, []).append({
@@ -74,7 +90,7 @@ def trial_runs(shards: Shards, tasks: Sequence[str]) -> dict[str, list[dict[str,
             "result_call_id": rcid, "tool": tool, "status": status,
             "arguments": json.loads(arguments) if arguments is not None else None,
             "result": json.loads(result) if result is not None else None})  # fmt: skip
-    return out
+    return dict(sorted(out.items())) if len(found) > 1 else out
 
 
 def _monitor(contracts: list[Contract]) -> Monitor:
