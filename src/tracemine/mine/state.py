@@ -137,12 +137,23 @@ def nominal(con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key: str
     return Nominal(ingests, [(t, k, int(n)) for t, k, n in rows], calls, tasks, runs, missing)
 
 
-def survey_rows(con: duckdb.DuckDBPyConnection) -> tuple[list[tuple], dict[str, list[str]]]:
+SURELY_FEW = LISTED_DISTINCT // 2
+SURELY_MANY = 2 * LISTED_DISTINCT
+"""Approximate distinct counts (HyperLogLog, off by a few per cent) at most ``SURELY_FEW``
+or past ``SURELY_MANY`` are taken as said; between them, and wherever shards' values
+must be added up, the distinct values are counted exactly."""
+
+
+def survey_rows(
+    con: duckdb.DuckDBPyConnection, alone: bool
+) -> tuple[list[tuple], dict[str, list[str]]]:
     """Shard step: :func:`~tracemine.mine.profile.survey_sql`'s rows, and the distinct
-    values of the paths with few enough of them to be listed anywhere (an approximate
-    count past twice the limit rules a path out in the shard, so out of the whole)."""
+    values of the paths whose count decides whether they are listed: near the limit, or,
+    unless the shard is ``alone`` (its values need no adding up), any path that could be
+    under it (past ``SURELY_MANY`` in one shard, a path is past it in the whole)."""
     rows = con.execute(profile.survey_sql()).fetchall()
-    few = [row[0] for row in rows if row[4] <= 2 * LISTED_DISTINCT]
+    low = SURELY_FEW if alone else -1
+    few = [row[0] for row in rows if low < row[4] <= SURELY_MANY]
     distinct: dict[str, list[str]] = {}
     if few:
         con.register("_tm_only", pa.table({"path": pa.array(few, pa.string())}))
@@ -159,12 +170,15 @@ def merge_survey(
 ) -> tuple[Survey, int, int]:
     """The survey of every shard's rows, the number of paths and the number of values.
     A path's values are listed when the whole holds at most ``LISTED_DISTINCT`` distinct
-    ones (counted exactly: the union of the shards' sets)."""
+    ones: the union of the shards' sets, counted exactly, or in one store an approximate
+    count far enough from the limit to decide."""
     merged: dict[str, list[Any]] = {}
     sets: dict[str, set[str] | None] = {}  # a path's distinct values; None: too many
     for rows, distinct in shards:
-        for path, low, high, longest, _, nested, scalar, strings, n in rows:
+        for path, low, high, longest, count, nested, scalar, strings, n in rows:
             found = set(distinct[path]) if path in distinct else None
+            if found is None and count <= SURELY_FEW and len(shards) == 1:
+                found = set()  # surely few, and no other shard's to add
             if path not in merged:
                 merged[path] = [low, high, longest, nested, scalar, strings, int(n)]
                 sets[path] = found
@@ -232,7 +246,8 @@ def ensure_calls(
     if not reused:
         maps = detect_maps(shards)
         shards.setup(Setup(maps))
-        survey, paths, values = merge_survey(shards.map(survey_rows, label="survey"), maps)
+        found_rows = shards.map(survey_rows, shards.client_is_store, label="survey")
+        survey, paths, values = merge_survey(found_rows, maps)
         fold = profile.per_fold(found.tasks, paths, values) or not shards.client_is_store
         state = {
             "fingerprint": print_, "calls": found.calls, "tasks": found.tasks,
