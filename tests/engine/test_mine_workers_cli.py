@@ -89,3 +89,22 @@ def test_without_dask_one_store_mines_as_before_and_workers_say_what_to_install(
     assert done.stdout.splitlines()[0] == "True False"
     assert done.returncode == 2
     assert "pip install 'tracemine[dask]'" in done.stderr
+
+
+def test_a_worker_out_of_memory_is_one_line_naming_its_shard(tmp_path: Path) -> None:
+    """The cap reaches the workers (they inherit the environment); running out there is
+    the same one line as on one store, with the shard it happened in."""
+    import os
+
+    files = [f.name for f in simulated_shards(tmp_path, "offers", 60)]
+    done = subprocess.run(
+        [sys.executable, "-m", "tracemine", "mine", "--workers", "1", *files, "--work", "w"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        env={**os.environ, "TRACEMINE_DUCKDB_MEMORY": "8MB"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    *before, line = done.stderr.strip().splitlines()
+    assert all(said.startswith("Dask dashboard: ") for said in before)
+    assert line.startswith("error: ") and "ran out of memory" in line and "TRACEMINE_DUCKDB_MEMORY=16MB" in line
+    assert any(name in line for name in files)

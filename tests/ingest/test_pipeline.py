@@ -422,3 +422,26 @@ def test_nan_and_infinities_are_stored_as_null_and_each_is_quarantined(tmp_path:
     reasons = {pointer: reason for _, _, pointer, reason in rows}
     assert reasons["/result/y"] == "NaN is not a JSON number; stored as null"
     assert "too large for a double" in reasons["/result/x"]
+
+
+def test_a_cap_too_small_for_a_commit_is_one_line_and_leaves_the_store_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of memory while a batch commits is a transaction or fatal error in DuckDB, not
+    an out-of-memory one: it is said as running out of memory all the same."""
+    from tracemine.errors import MemoryLimitError
+    from tracemine.simulate import simulate, write_traces
+
+    trace = write_traces(simulate("offers", tasks=40, seed=3, trials=1), tmp_path / "w.jsonl",
+                         "flat")  # fmt: skip
+    db = tmp_path / "small.duckdb"
+    monkeypatch.setenv("TRACEMINE_DUCKDB_MEMORY", "8MB")
+    with pytest.raises(MemoryLimitError, match=r"ingesting .*w\.jsonl ran out of memory.*=16MB"):
+        ingest([trace], db)
+    monkeypatch.delenv("TRACEMINE_DUCKDB_MEMORY")
+    con = store.connect(db)
+    try:
+        assert con.execute("SELECT count(*) FROM calls").fetchall() == [(0,)]
+    finally:
+        con.close()
+    assert ingest([trace], db).total("calls") > 0

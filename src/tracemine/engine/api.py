@@ -16,7 +16,7 @@ from tracemine.engine import worker
 from tracemine.engine.plan import SHARD_BYTES, Shard, plan
 from tracemine.errors import InputError, StoreError
 from tracemine.ingest.pipeline import FileReport, IngestReport
-from tracemine.ingest.store import out_of_memory, parse_size
+from tracemine.ingest.store import out_of_memory, parse_size, ran_out_of_memory
 from tracemine.mine.api import MINE_MEMORY_LIMIT, Options, mine_shards
 from tracemine.mine.shards import Setup
 from tracemine.model.contract import ContractFile
@@ -106,7 +106,9 @@ def mine_sharded(
         try:
             contracts = mine_shards(engine.DaskShards(runner, merged, config), con,
                                     folder.as_posix(), options)  # fmt: skip
-        except duckdb.OutOfMemoryException:
+        except duckdb.Error as exc:
+            if not ran_out_of_memory(exc):
+                raise
             raise out_of_memory("merging the shards' profiles", "", MINE_MEMORY_LIMIT) from None
     together = [names for names in named if len(names) > 1]
     contracts.provenance["shards"] = {"count": len(shards), "stores": len(merged),
@@ -182,7 +184,7 @@ def _groups(runner: Any, stores: list[Store], options: Options,
             config: worker.Config) -> list[list[Store]]:  # fmt: skip
     """The stores, grouped in shard order: stores that share a run or a task are mined
     as one (a task must lie in one store for its counts to add up)."""
-    keys = runner.run("nominal calls", _keys, [(n, (p, n)) for n, p in stores],
+    keys = runner.run("nominal calls", _keys, [(n, (p,)) for n, p in stores],
                       shared=(list(options.filters), options.task_key, config))  # fmt: skip
     parent = list(range(len(stores)))
 
@@ -204,9 +206,9 @@ def _groups(runner: Any, stores: list[Store], options: Options,
     return list(grouped.values())
 
 
-def _keys(filters: list, task_key: str | None, config: worker.Config, path: str,
-          name: str) -> tuple[set[int], set[int]]:  # fmt: skip
-    return worker.run_step(path, Setup(), worker.shard_keys, (filters, task_key), config, name)
+def _keys(filters: list, task_key: str | None, config: worker.Config, path: str
+          ) -> tuple[set[int], set[int]]:  # fmt: skip
+    return worker.run_step(path, Setup(), worker.shard_keys, (filters, task_key), config)
 
 
 def _merge_groups(runner: Any, groups: list[list[Store]], folder: Path) -> list[Store]:

@@ -85,7 +85,8 @@ def cluster(
         local = distributed.LocalCluster(
             n_workers=workers or 1, threads_per_worker=1, processes=True,
             memory_limit=memory or "auto", dashboard_address=":0",
-            silence_logs=logging.ERROR,
+            # a task that fails is said once, by the client, not logged by each worker
+            silence_logs=logging.CRITICAL,
         )  # fmt: skip
         client = distributed.Client(local)
     try:
@@ -177,11 +178,13 @@ class DaskEngine:
         distributed = require()
         error = future.exception()
         if isinstance(error, TracemineError) and not isinstance(error, distributed.KilledWorker):
-            raise type(error)(f"{name}: {error}") from None
+            said = str(error) if name in str(error) else f"{name}: {error}"
+            raise type(error)(said) from None
         if isinstance(error, distributed.KilledWorker):
             why = "its worker died twice while running it"
-        else:
-            why = f"{type(error).__name__}: {error}"
+        else:  # DuckDB's messages run over lines of advice: the first says what happened
+            first = (str(error).strip().splitlines() or [""])[0]
+            why = f"{type(error).__name__}: {first}"
         raise ShardFailed(f"{label} of {name} failed twice ({why}); nothing was written")
 
 
@@ -201,11 +204,11 @@ class DaskShards:
         self._setup = setup
 
     def map(self, step: Callable[..., T], *args: Any, label: str = "") -> list[T]:
-        calls = [(name, (path, name)) for name, path in self.stores]
+        calls = [(name, (path,)) for name, path in self.stores]
         return self.engine.run(label or step.__name__, _run_step, calls,
                                shared=(self._setup, step, args, self.config))  # fmt: skip
 
 
 def _run_step(setup: Setup, step: Callable[..., Any], args: tuple, config: worker.Config,
-              path: str, name: str) -> Any:  # fmt: skip
-    return worker.run_step(path, setup, step, args, config, name)
+              path: str) -> Any:  # fmt: skip
+    return worker.run_step(path, setup, step, args, config)

@@ -21,7 +21,7 @@ from typing import Any
 
 import duckdb
 
-from tracemine.errors import MemoryLimitError, StoreError
+from tracemine.errors import StoreError
 from tracemine.ingest import store
 from tracemine.ingest.pipeline import FileReport, ingest_shard, stored_report
 from tracemine.ingest.readers import READERS
@@ -186,18 +186,18 @@ def _sql_text(text: str) -> str:
     return text.replace("'", "''")
 
 
-def run_step(path: str, setup: Setup, step: Callable[..., Any], args: tuple, config: Config,
-             name: str) -> Any:  # fmt: skip
+def run_step(path: str, setup: Setup, step: Callable[..., Any], args: tuple, config: Config) -> Any:
     """Run ``step(con, *args)`` on the store at ``path``, prepared with ``setup``; DuckDB
-    running out of memory is said in one line naming the shard ``name``."""
+    running out of memory is said in one line (the engine says which shards')."""
     con = store.connect(path, memory_limit=config.memory)
     try:
         if config.threads:
             con.execute(f"SET threads = {int(config.threads)}")
         prepare(con, setup)
         return step(con, *args)
-    except duckdb.OutOfMemoryException:
-        error = store.out_of_memory(f"mining {name}", "", config.memory)
-        raise MemoryLimitError(str(error)) from None
+    except duckdb.Error as exc:
+        if not store.ran_out_of_memory(exc):
+            raise
+        raise store.out_of_memory(f"mining ({step.__name__})", "", config.memory) from None
     finally:
         con.close()

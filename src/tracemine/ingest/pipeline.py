@@ -169,7 +169,9 @@ def ingest(
                 continue
             try:
                 reports.append(_ingest_file(con, path, name, key, replace, validate, progress))
-            except duckdb.OutOfMemoryException:  # the file's rows are removed: say why
+            except duckdb.Error as exc:  # the file's rows are removed: say why
+                if not store.ran_out_of_memory(exc):
+                    raise
                 raise store.out_of_memory(
                     f"ingesting {path.as_posix()}", "", INGEST_MEMORY_LIMIT
                 ) from None
@@ -226,7 +228,9 @@ def ingest_shard(
             return _ingest_file(con, Path(path), format, None, False, False, None,
                                 ingest_id=ingest_id, source_file=source_file,
                                 first_line=first_line)  # fmt: skip
-        except duckdb.OutOfMemoryException:
+        except duckdb.Error as exc:
+            if not store.ran_out_of_memory(exc):
+                raise
             raise store.out_of_memory(f"ingesting {source_file}", "", INGEST_MEMORY_LIMIT) from None
     finally:
         con.close()
@@ -311,9 +315,16 @@ def _ingest_file(
         except BaseException:
             con.execute("ROLLBACK")
             raise
-    except BaseException:
+    except BaseException as exc:
         writer.abandon()
-        store.remove_unfinished(con, writer.ingest_id)
+        try:
+            store.remove_unfinished(con, writer.ingest_id)
+        except duckdb.Error:
+            # a fatal error (a commit out of memory) leaves the database unusable until it
+            # is opened again, and opening removes the unfinished rows: the first error is
+            # the one to say
+            if not isinstance(exc, duckdb.Error):
+                raise
         raise
     report.outcome = "replaced" if existing is not None else "ingested"
     report.seconds = round(time.perf_counter() - started, 3)

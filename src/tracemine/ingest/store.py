@@ -242,6 +242,18 @@ _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}  # fmt: skip
 
 
+_MEMORY_WORDS = ("out of memory", "failed to pin block", "could not allocate")
+
+
+def ran_out_of_memory(exc: BaseException) -> bool:
+    """Whether a DuckDB error means its memory cap was reached. DuckDB says so with an
+    ``OutOfMemoryException``, or, when the cap is reached while a transaction commits,
+    with a transaction or fatal error saying it could not pin a block."""
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return True
+    return isinstance(exc, duckdb.Error) and any(w in str(exc).lower() for w in _MEMORY_WORDS)
+
+
 def parse_size(text: str | None) -> int | None:
     """Bytes of a size such as ``1GB``, ``512MiB`` or ``2e9``; None if it is not one."""
     found = re.fullmatch(r"\s*([0-9.eE+]+)\s*([a-zA-Z]*)\s*", text or "")

@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 
 from tracemine.errors import InputError, StoreError
-from tracemine.ingest.store import connect, out_of_memory
+from tracemine.ingest.store import connect, out_of_memory, ran_out_of_memory
 from tracemine.ingest.taskkey import suggest
 from tracemine.mine.conditional import Conditional
 from tracemine.mine.context import assign_folds, load_contexts, register_membership
@@ -196,7 +196,9 @@ def mine_shards(
             kept = mark_noisy(shards, kept, candidates, assignment, settings.folds)
         for name in ("_tm_membership", "_tm_folds", "_tm_fold_membership"):
             client.unregister(name)
-    except duckdb.OutOfMemoryException:
+    except duckdb.Error as exc:
+        if not ran_out_of_memory(exc):
+            raise
         raise out_of_memory("mining", step, MINE_MEMORY_LIMIT) from None
     provenance: dict[str, Any] = {
         "store": store,
