@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from tracemine.mine.listing import VALUES_PER_TASK
 from tracemine.mine.profile import MAX_COLUMNS, MIN_COLUMNS, Survey, merged_columns_sql
 from tracemine.model.paths import selects_many
 
@@ -176,8 +177,6 @@ def load_contexts(
 ) -> dict[str, MineContext]:
     """Every context's profiles, values and shapes, in one pass per layer; the calls of
     each tool in a context from ``tool_tasks``, (tool, task, calls)."""
-    from tracemine.mine.profile import VALUES_PER_TASK
-
     by_fold: dict[int, list[str]] = {}
     for task, fold in assignment.items():
         by_fold.setdefault(fold, []).append(task)

@@ -28,13 +28,13 @@ number of folds reads the values again (one profile build, about what the first 
 cost); one with other thresholds reuses them. :func:`per_fold` chooses: per fold when
 the per-task tables would hold more than ``1 / PROFILE_SHARE`` of the value rows.
 
-Both are built by the same statements (:func:`unit_profiles_sql`, :func:`values_sql`),
-one *part* at a time: whole tasks, taken in call order until
-about ``PART_CALLS`` calls, fewer when calls carry many values (:func:`part_calls`).
-Their hash tables then hold one part's calls and tasks, so the memory they need follows
-the part size rather than the store's (a million calls at once took gigabytes); every
-per-task row is complete within its part, and per fold the parts' rows are added up at
-the end. The per-call layer (:func:`call_paths_sql`) is not stored:
+Both are built by the same statements (:func:`unit_profiles_sql`,
+:func:`~tracemine.mine.listing.values_sql`), one *part* at a time: whole tasks, taken in
+call order until about ``PART_CALLS`` calls, fewer when calls carry many values
+(:func:`part_calls`). Their hash tables then hold one part's calls and tasks, so the
+memory they need follows the part size rather than the store's (a million calls at once
+took gigabytes); every per-task row is complete within its part, and per fold the parts'
+rows are added up at the end. The per-call layer (:func:`call_paths_sql`) is not stored:
 it is an inline query that later steps restrict to the few paths they need.
 """
 
@@ -47,13 +47,11 @@ from dataclasses import dataclass, field
 import duckdb
 
 from tracemine.ingest.store import fetch_one
-from tracemine.mine.formats import format_sql, shapes_sql
+from tracemine.mine.formats import format_sql
+from tracemine.mine.listing import values_sql
 from tracemine.mine.where import Filter
 
 PROFILE_VERSION = "9"
-VALUES_PER_TASK = 32
-"""Distinct values (and shapes) kept per tool, path and task; more marks the path open."""
-MAX_LITERAL_CHARS = 64
 LISTED_DISTINCT = 256
 """Values of a path are listed only when the whole store holds about this many or fewer."""
 PART_CALLS = 100_000
@@ -231,23 +229,6 @@ def _in(paths: frozenset[str] | set[str]) -> str:
     return f"path IN ({quoted})" if quoted else "FALSE"
 
 
-def path_flags_sql(flags: dict[str, frozenset[str]]) -> str:
-    """SQL relation: one row per path named in any of ``flags`` (flag name → paths), with
-    a boolean column per flag. Joining the values with it tells each row its path's flags
-    by one hash lookup, where ``path IN (…)`` compares every row's path with each listed
-    one (the cost of scanning the values several times over)."""
-    names = sorted(flags)
-    paths = sorted(set().union(*flags.values()))
-    if not paths:
-        columns = ", ".join(f"FALSE AS {name}" for name in names)
-        return f"(SELECT CAST(NULL AS VARCHAR) AS path, {columns} WHERE FALSE)"
-    rows = ", ".join(
-        "(" + ", ".join([_quote(p), *("TRUE" if p in flags[n] else "FALSE" for n in names)]) + ")"
-        for p in paths
-    )
-    return f"(SELECT * FROM (VALUES {rows}) t(path, {', '.join(names)}))"
-
-
 def call_paths_sql(
     survey: Survey,
     only: str | None = None,
@@ -394,61 +375,6 @@ def unit_calls(part: Part, fold: bool) -> str:
         return f"(SELECT *, task AS unit FROM {part.calls()})"
     return f"""(SELECT c.*, CAST(f.fold AS VARCHAR) AS unit FROM {part.calls()} c
                JOIN _tm_folds f ON f.task = c.task)"""
-
-
-def values_sql(
-    survey: Survey, part: Part, fold: bool, into: str, append: bool, cap: int = VALUES_PER_TASK
-) -> str:
-    """SQL building the table ``into`` (or, with ``append``, adding to it): per tool, path,
-    unit (task, or with ``fold`` fold) and value, the calls and tasks that showed it among
-    their ``cap`` most frequent, and the most distinct values one of those tasks had, so a
-    context knows when its list is partial. Values (kind ``v``, JSON-encoded) are those of
-    listed paths; shapes (kind ``h``) those of shaped strings.
-
-    Each task's values are ranked by one window (its total count is the same window over
-    the whole partition, so the rows are sorted once); per fold, the rows kept are summed
-    over the fold's tasks at once."""
-    head = f"INSERT INTO {into}" if append else f"CREATE OR REPLACE TABLE {into} AS"
-    value = (
-        "CASE jtype WHEN 'string' THEN CAST(to_json(str) AS VARCHAR) "
-        "WHEN 'boolean' THEN CAST(bool AS VARCHAR) "
-        "ELSE CAST(CAST(num AS HUGEINT) AS VARCHAR) END"
-    )
-    paths = path_flags_sql({"listed": survey.listed, "shaped": survey.shaped})
-    keys = "tool, side, path, unit, kind, value"
-    kept = (
-        f"""SELECT {keys}, sum(seen) AS calls, count(*) AS tasks, max(distinct_n) AS distinct_n
-        FROM ranked WHERE rank <= {cap} GROUP BY {keys}"""
-        if fold
-        else f"""SELECT {keys}, seen AS calls, CAST(1 AS BIGINT) AS tasks, distinct_n
-        FROM ranked WHERE rank <= {cap}"""
-    )
-    return f"""{head}
-    WITH v AS (
-        SELECT c.tool, v.side, v.path, c.task, c.unit, v.jtype, v.str, v.num, v.bool,
-               s.listed, s.shaped AND v.jtype = 'string' AS shaped
-        FROM {part.values()} v JOIN {unit_calls(part, fold)} c ON c.call_key = v.call_key
-        JOIN {paths} s ON s.path = v.path
-        WHERE jtype IN ('string', 'integer', 'boolean')
-          AND (jtype <> 'string' OR len <= {MAX_LITERAL_CHARS})
-    ), shapes AS MATERIALIZED ({shapes_sql("v WHERE shaped")}
-    ), tagged AS (
-        SELECT tool, side, path, task, unit, 'v' AS kind, {value} AS value
-        FROM v WHERE listed
-        UNION ALL
-        SELECT v.tool, v.side, v.path, v.task, v.unit, 'h', s.shape FROM v
-        JOIN shapes s ON s.str = v.str WHERE v.shaped
-    ), grouped AS (
-        SELECT tool, side, path, task, unit, kind, value, count(*) AS seen
-        FROM tagged GROUP BY ALL
-    ), ranked AS (
-        SELECT *, row_number() OVER w AS rank,
-               count(*) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-                   AS distinct_n
-        FROM grouped
-        WINDOW w AS (PARTITION BY tool, side, path, task, kind ORDER BY seen DESC, value)
-    )
-    {kept}"""
 
 
 def ingest_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str, int]]:

@@ -33,9 +33,9 @@ from tracemine.ingest.taskkey import TaskKey, store_runs, suggest
 from tracemine.mine import maps as map_paths
 from tracemine.mine import profile
 from tracemine.mine.formats import guess_format
+from tracemine.mine.listing import MAX_LITERAL_CHARS
 from tracemine.mine.profile import (
     LISTED_DISTINCT,
-    MAX_LITERAL_CHARS,
     Survey,
     build_profiles,
     fingerprint_of,

@@ -15,8 +15,8 @@ from tracemine.mine.formats import (
     name_tokens,
     pattern_from_shapes,
 )
+from tracemine.mine.listing import MAX_LITERAL_CHARS
 from tracemine.mine.measure import unary
-from tracemine.mine.profile import MAX_LITERAL_CHARS
 from tracemine.mine.templates._base import candidate
 from tracemine.model.contract import Contract, Kind
 
