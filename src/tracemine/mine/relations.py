@@ -185,13 +185,18 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
     )
     # the relations read neither duplicates nor key presence: skip what those cost
     per_call = call_paths_sql(survey, "_tm_only", part, dups=False, presence=False)
+    # each call carries its fold, and its task as a number (its rank in the part): the
+    # rows are counted per fold without joining the tasks' names again
     return f"""
     {head}
-    WITH cp AS (
-        SELECT p.*, c.tool, c.task FROM ({per_call}) p
-        JOIN {part.calls()} c ON c.call_key = p.call_key
+    WITH c AS MATERIALIZED (
+        SELECT c.call_key, c.tool, f.fold, dense_rank() OVER (ORDER BY c.task) AS task
+        FROM {part.calls()} c JOIN _tm_folds f ON f.task = c.task
+    ), cp AS (
+        SELECT p.*, c.tool, c.task, c.fold FROM ({per_call}) p
+        JOIN c ON c.call_key = p.call_key
     ), two AS (
-        SELECT pr.pid, r.task, r.call_key, CASE
+        SELECT pr.pid, r.task, r.fold, r.call_key, CASE
             WHEN pr.kind = 'eq' AND pr.vtype = 'string' THEN
                  [NOT (l.n_string = l.n AND r.n_string = 1 AND l.smin = r.smin
                        AND l.smax = r.smin), FALSE, FALSE, FALSE]
@@ -217,32 +222,31 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
             WHEN pr.kind = 'ord' THEN r.n_string = 1 AND l.n_string = l.n AND l.n > 0
             ELSE l.n > 0 END
     ), lv AS (
-        SELECT pr.pid, c.task, v.call_key, v.str, v.num FROM _tm_pairs pr
-        JOIN {part.calls()} c ON c.tool = pr.tool
+        SELECT pr.pid, c.task, c.fold, v.call_key, v.str, v.num FROM _tm_pairs pr
+        JOIN c ON c.tool = pr.tool
         JOIN {part.values()} v ON v.call_key = c.call_key AND v.side = pr.lside
                                AND v.path = pr.lpath
         WHERE pr.kind = 'member'
     ), rv AS (
         SELECT DISTINCT pr.pid, v.call_key, v.str, v.num FROM _tm_pairs pr
-        JOIN {part.calls()} c ON c.tool = pr.tool
+        JOIN c ON c.tool = pr.tool
         JOIN {part.values()} v ON v.call_key = c.call_key AND v.side = pr.rside
                                AND v.path = pr.rpath || '[*]'
         WHERE pr.kind = 'member'
     ), member AS (
-        SELECT lv.pid, lv.task, lv.call_key,
+        SELECT lv.pid, lv.task, lv.fold, lv.call_key,
                [count(rv.call_key) < count(*), FALSE, FALSE, FALSE] AS v
         FROM lv SEMI JOIN (SELECT DISTINCT pid, call_key FROM rv) k
              ON k.pid = lv.pid AND k.call_key = lv.call_key
         LEFT JOIN rv ON rv.pid = lv.pid AND rv.call_key = lv.call_key
              AND rv.str IS NOT DISTINCT FROM lv.str AND rv.num IS NOT DISTINCT FROM lv.num
-        GROUP BY lv.pid, lv.task, lv.call_key
+        GROUP BY lv.pid, lv.task, lv.fold, lv.call_key
     )
-    SELECT s.pid, f.fold, count(DISTINCT s.task) AS tasks, count(*) AS checked,
+    SELECT s.pid, s.fold, count(DISTINCT s.task) AS tasks, count(*) AS checked,
            count(*) FILTER (v[1]) AS v1, count(*) FILTER (v[2]) AS v2,
            count(*) FILTER (v[3]) AS v3, count(*) FILTER (v[4]) AS v4
     FROM (SELECT * FROM two UNION ALL SELECT * FROM member) s
-    JOIN _tm_folds f ON f.task = s.task
-    GROUP BY s.pid, f.fold
+    GROUP BY s.pid, s.fold
     """
 
 
