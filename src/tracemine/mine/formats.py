@@ -66,8 +66,10 @@ def guess_format(low: str | None, high: str | None) -> str | None:
 def format_sql(formats: dict[str, str]) -> str:
     """SQL condition over a ``json_values`` row: its string has the format guessed for its
     path. One test per row at most: the path picks it."""
-    codes = ", ".join(f"'{code}'" for code in sorted(CURRENCIES))
-    tests = {**_SQL_TESTS, "currency": f"len = 3 AND str IN ({codes})"}
+    # the codes as one alternation: DuckDB compares a value with each item of an IN list
+    # in turn (about 160 here), where the regular expression is one automaton
+    codes = "|".join(sorted(CURRENCIES))
+    tests = {**_SQL_TESTS, "currency": f"len = 3 AND regexp_full_match(str, '(?:{codes})')"}
     whens = []
     for name in FORMAT_NAMES:
         paths = sorted(p for p, f in formats.items() if f == name)
