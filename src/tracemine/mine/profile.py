@@ -59,6 +59,9 @@ PART_CALLS = 100_000
 PART_VALUES = 4_000_000
 """And about this many values: wide results (a hundred values a call) make parts of fewer
 calls, whose hash tables stay small enough to be cheap to build."""
+BITS_PER_GROUP = 16_384
+"""A part's tasks are counted per profile row by a bit each while they are this few
+(2 KB an aggregate state; :func:`_distinct_tasks`)."""
 PROFILE_SHARE = 16
 """Profiles are kept per task while their rows stay under this share of the value rows
 (tasks × paths against values); past it, per fold (:func:`per_fold`)."""
@@ -120,11 +123,13 @@ class Survey:
 @dataclass(frozen=True)
 class Part:
     """Some whole tasks of ``tm_calls`` (``index`` None: all of them), with the range of
-    their call keys, which lets a scan of ``json_values`` skip the rest of the store."""
+    their call keys, which lets a scan of ``json_values`` skip the rest of the store, and
+    how many tasks they are (0: not counted)."""
 
     index: int | None = None
     first: int = 0
     last: int = 0
+    tasks: int = 0
 
     def calls(self) -> str:
         """SQL relation: the part's nominal calls."""
@@ -147,9 +152,10 @@ EVERY = Part()
 def parts(con: duckdb.DuckDBPyConnection) -> list[Part]:
     """The parts of ``tm_calls`` in order (one covering everything when it is empty)."""
     rows = con.execute(
-        "SELECT part, min(call_key), max(call_key) FROM tm_calls GROUP BY part ORDER BY part"
+        "SELECT part, min(call_key), max(call_key), count(DISTINCT task) FROM tm_calls "
+        "GROUP BY part ORDER BY part"
     ).fetchall()
-    return [Part(int(k), int(first), int(last)) for k, first, last in rows] or [EVERY]
+    return [Part(*map(int, row)) for row in rows] or [EVERY]
 
 
 def part_calls(con: duckdb.DuckDBPyConnection) -> int:
@@ -336,19 +342,29 @@ def unit_profiles_sql(survey: Survey, part: Part, fold: bool) -> str:
     per_value = ", ".join(
         f"{values.replace('{fmt}', fmt)} AS {name}" for name, _, values in _PROFILE_COLUMNS
     )
-    calls = unit_calls(part, fold)
-    unit, tasks = ("c.unit", "count(DISTINCT c.task)") if fold else ("c.unit", "CAST(1 AS BIGINT)")
+    tasks = _distinct_tasks(part) if fold else "CAST(1 AS BIGINT)"
     return f"""
-    SELECT c.tool, v.side, v.path, {unit} AS unit, {tasks} AS tasks, {per_value}
-    FROM {part.values()} v JOIN {calls} c ON c.call_key = v.call_key
+    WITH c AS MATERIALIZED {unit_calls(part, fold)}
+    SELECT c.tool, v.side, v.path, c.unit, {tasks} AS tasks, {per_value}
+    FROM {part.values()} v JOIN c ON c.call_key = v.call_key
     WHERE v.idx IS NULL
-    GROUP BY c.tool, v.side, v.path, {unit}
+    GROUP BY c.tool, v.side, v.path, c.unit
     UNION ALL
-    SELECT c.tool, p.side, p.path, {unit}, {tasks}, {per_call}
+    SELECT c.tool, p.side, p.path, c.unit, {tasks}, {per_call}
     FROM ({call_paths_sql(survey, part=part, singles=False)}) p
-    JOIN {calls} c ON c.call_key = p.call_key
-    GROUP BY c.tool, p.side, p.path, {unit}
+    JOIN c ON c.call_key = p.call_key
+    GROUP BY c.tool, p.side, p.path, c.unit
     """
+
+
+def _distinct_tasks(part: Part) -> str:
+    """SQL aggregate: the distinct tasks among a group's calls of ``part``. With a bit per
+    task of the part (by its rank) it is a plain aggregate, where ``count(DISTINCT task)``
+    makes DuckDB copy every input row of the profile aggregate aside and group it a second
+    time; the bits are a part's tasks for every group, so only while they are few."""
+    if not 0 < part.tasks <= BITS_PER_GROUP:
+        return "count(DISTINCT c.task)"
+    return f"bit_count(bitstring_agg(c.task_no, 1, {part.tasks}))"
 
 
 def merged_columns_sql(table: str = "") -> str:
@@ -370,11 +386,12 @@ def profiles_sql(survey: Survey, part: Part, fold: bool, into: str, append: bool
 
 def unit_calls(part: Part, fold: bool) -> str:
     """SQL relation: the part's nominal calls with their profile ``unit``: their task, or
-    with ``fold`` their fold (needs ``_tm_folds``)."""
+    with ``fold`` their fold (needs ``_tm_folds``) and their task's rank in the part."""
     if not fold:
         return f"(SELECT *, task AS unit FROM {part.calls()})"
-    return f"""(SELECT c.*, CAST(f.fold AS VARCHAR) AS unit FROM {part.calls()} c
-               JOIN _tm_folds f ON f.task = c.task)"""
+    return f"""(SELECT c.*, CAST(f.fold AS VARCHAR) AS unit,
+                      dense_rank() OVER (ORDER BY c.task) AS task_no
+               FROM {part.calls()} c JOIN _tm_folds f ON f.task = c.task)"""
 
 
 def ingest_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str, int]]:
