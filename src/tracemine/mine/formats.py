@@ -2,14 +2,19 @@
 the values that look personal and must never be exported as literals.
 
 A *shape* keeps punctuation and maps ``a-z`` to ``a``, ``A-Z`` to ``A`` and digits to ``9``
-(``#W0038412`` → ``#A9999999``). Profiles and pattern checks compute shapes in SQL once
-per distinct string (:func:`shapes_sql`); they are turned into a pattern here.
+(``#W0038412`` → ``#A9999999``). Profiles and pattern checks compute shapes once per
+distinct string (:func:`register_shapes`, :func:`shapes_sql`); they are turned into a
+pattern here.
 """
 
 from __future__ import annotations
 
 import re
 from itertools import groupby
+
+import duckdb
+import numpy as np
+import pyarrow as pa
 
 
 def words(text: str) -> frozenset[str]:
@@ -104,6 +109,36 @@ def shape(text: str) -> str:
 
 
 _SHAPE_TABLE = str.maketrans(LOWER + UPPER + DIGITS, "a" * 26 + "A" * 26 + "9" * 10)
+# the same mapping on UTF-8 bytes: the letters and digits are ASCII, and no byte of a
+# multi-byte character is below 0x80, so mapping bytes maps characters
+_SHAPE_BYTES = np.arange(256, dtype=np.uint8)
+for _chars, _to in ((LOWER, "a"), (UPPER, "A"), (DIGITS, "9")):
+    _SHAPE_BYTES[[ord(c) for c in _chars]] = ord(_to)
+
+
+def _shapes(strings: pa.Array) -> pa.Array:
+    validity, offsets, data = strings.buffers()
+    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    mapped = pa.py_buffer(_SHAPE_BYTES[raw])
+    return pa.Array.from_buffers(
+        strings.type, len(strings), [validity, offsets, mapped], strings.null_count,
+        strings.offset,
+    )  # fmt: skip
+
+
+def register_shapes(con: duckdb.DuckDBPyConnection, strings_sql: str, name: str) -> None:
+    """Register as ``name`` the relation ``(str, shape)``: each string the query
+    ``strings_sql`` returns (distinct, not null) with its shape. The shapes are mapped in
+    memory a byte at a time, where SQL takes three regular-expression replacements a
+    string (about a quarter of the value listing's time on wide results)."""
+    table = con.sql(strings_sql).to_arrow_table()
+    strings = table.column(0) if table is not None else pa.chunked_array([], pa.string())
+    if not pa.types.is_string(strings.type) and not pa.types.is_large_string(strings.type):
+        strings = strings.cast(pa.large_string())
+    shapes = pa.chunked_array([_shapes(chunk) for chunk in strings.chunks], strings.type)
+    con.register(name, pa.table({"str": strings, "shape": shapes}))
+
+
 _CLASS_REGEX = {"9": "0-9", "A": "A-Z", "a": "a-z"}
 
 # -- patterns ------------------------------------------------------------------------------

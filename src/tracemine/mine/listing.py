@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tracemine.mine.formats import shapes_sql
-
 if TYPE_CHECKING:
     from tracemine.mine.profile import Part, Survey
 
@@ -51,13 +49,23 @@ def path_ids_sql(listed: frozenset[str], shaped: frozenset[str]) -> tuple[str, i
     return f"(SELECT * FROM (VALUES {rows}) t(path, pid, listed, shaped))", len(paths)
 
 
+def shaped_strings_sql(survey: Survey, part: Part) -> str:
+    """SQL: the distinct strings of ``part`` whose shapes the listing counts (those of
+    shaped paths, short enough to list; of any call in the part's range of keys)."""
+    paths, _ = path_ids_sql(survey.listed, survey.shaped)
+    return f"""SELECT DISTINCT v.str FROM {part.values()} v
+        SEMI JOIN {paths} s ON s.path = v.path AND s.shaped
+        WHERE v.jtype = 'string' AND v.len <= {MAX_LITERAL_CHARS} AND v.str IS NOT NULL"""
+
+
 def values_sql(
     survey: Survey, part: Part, fold: bool, into: str, append: bool, cap: int = VALUES_PER_TASK
 ) -> str:
     """SQL building the table ``into`` (or, with ``append``, adding to it): per tool, path,
     unit (task, or with ``fold`` fold, which needs ``_tm_folds``) and value, the calls and
     tasks that showed it among their ``cap`` most frequent, and the most distinct values
-    one of those tasks had.
+    one of those tasks had. Needs ``_tm_shapes(str, shape)`` for the strings of
+    :func:`shaped_strings_sql` (:func:`~tracemine.mine.formats.register_shapes`).
 
     A task's values are ranked only when it has more than ``cap`` of them: the others keep
     every value, and counting a task's values is one hash aggregate where ranking is a
@@ -75,12 +83,8 @@ def values_sql(
         else f"""SELECT call_key, tool, task, dense_rank() OVER (ORDER BY tool, task) AS tt
             FROM {part.calls()}"""
     )
-    strings = f"""(SELECT v.str FROM {part.values()} v
-        SEMI JOIN {paths} s ON s.path = v.path AND s.shaped
-        WHERE v.jtype = 'string' AND v.len <= {MAX_LITERAL_CHARS})"""
     return f"""{head}
     WITH c AS MATERIALIZED ({calls}
-    ), shapes AS MATERIALIZED ({shapes_sql(strings)}
     ), tagged AS (
         SELECT (c.tt * {n} + s.pid) * 2 AS key, v.side, {_VALUE} AS value
         FROM {part.values()} v JOIN c ON c.call_key = v.call_key
@@ -90,7 +94,7 @@ def values_sql(
         SELECT (c.tt * {n} + s.pid) * 2 + 1, v.side, h.shape
         FROM {part.values()} v JOIN c ON c.call_key = v.call_key
         JOIN {paths} s ON s.path = v.path AND s.shaped
-        JOIN shapes h ON h.str = v.str
+        JOIN _tm_shapes h ON h.str = v.str
         WHERE v.jtype = 'string' AND v.len <= {MAX_LITERAL_CHARS}
     ), grouped AS MATERIALIZED (
         SELECT key, side, value, count(*) AS seen FROM tagged GROUP BY key, side, value

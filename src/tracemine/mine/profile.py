@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 import duckdb
 
 from tracemine.ingest.store import fetch_one
-from tracemine.mine.formats import format_sql
-from tracemine.mine.listing import values_sql
+from tracemine.mine.formats import format_sql, register_shapes
+from tracemine.mine.listing import shaped_strings_sql, values_sql
 from tracemine.mine.where import Filter
 
 PROFILE_VERSION = "9"
@@ -431,7 +431,11 @@ def build_profiles(con: duckdb.DuckDBPyConnection, survey: Survey, fold: bool) -
         "tm_profiles", "tm_profile_values")  # fmt: skip
     for k, part in enumerate(parts(con)):
         con.execute(profiles_sql(survey, part, fold, profiles, append=k > 0))
-        con.execute(values_sql(survey, part, fold, values, append=k > 0))
+        register_shapes(con, shaped_strings_sql(survey, part), "_tm_shapes")
+        try:
+            con.execute(values_sql(survey, part, fold, values, append=k > 0))
+        finally:
+            con.unregister("_tm_shapes")
     if not fold:
         return
     for sql in sum_units_sql(profiles, values):
