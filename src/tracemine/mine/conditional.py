@@ -99,6 +99,9 @@ class Conditional:
 
     def __init__(self, targets: list[Target]) -> None:
         self.targets = {(t.tool, t.side, t.path, t.kind): t for t in targets}
+        # per target, its features as a design matrix: the same in every context, which
+        # only picks its rows
+        self.designs: dict[tuple[str, str, str, Kind], Any] = {}
 
     @classmethod
     def build(

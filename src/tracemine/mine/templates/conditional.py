@@ -31,7 +31,8 @@ def conditions(ctx: MineContext) -> list[Contract]:
     out: list[Contract] = []
     for key in sorted(shared.conditional.targets, key=str):
         target = shared.conditional.targets[key]
-        found = _best(target, shared.conditional.mask(target, ctx), ctx.min_support)
+        rows = shared.conditional.mask(target, ctx)
+        found = _best(target, rows, ctx.min_support, shared.conditional.designs, key)
         if found is not None:
             predicate, calls, tasks = found
             out.append(candidate(target.tool, target.side, target.kind, [target.path],
@@ -56,11 +57,15 @@ def _columns(features: list[Feature]) -> tuple[np.ndarray, list[Column]]:
     return np.column_stack(columns).astype(float), names
 
 
-def _best(target: Target, rows: np.ndarray, min_tasks: int) -> tuple[Predicate, int, int] | None:
+def _best(
+    target: Target, rows: np.ndarray, min_tasks: int, designs: dict[Any, Any], key: Any
+) -> tuple[Predicate, int, int] | None:
     y = target.violated[rows]
     if not target.features or not y.any() or y.all():
         return None
-    matrix, names = _columns(target.features)
+    if key not in designs:
+        designs[key] = _columns(target.features)
+    matrix, names = designs[key]
     x = matrix[rows]
     tree = DecisionTreeClassifier(max_depth=MAX_DEPTH, min_samples_leaf=MIN_LEAF, random_state=0)
     tree.fit(x, y)
