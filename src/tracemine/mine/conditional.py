@@ -10,6 +10,7 @@ violations whose conditions all test one feature becomes the predicate.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -178,47 +179,60 @@ class Conditional:
 def read_rows(
     con: duckdb.DuckDBPyConnection, specs: list[tuple], wanted: list[tuple[str, str, str]],
     survey: Survey,
-) -> tuple[list[tuple], list[tuple]]:  # fmt: skip
+) -> tuple[dict[int, tuple], list[tuple]]:  # fmt: skip
     """Shard step: the targets' rows (:func:`target_rows_sql`) and the feature values of
     the (tool, side, path) in ``wanted``, each list in call key order."""
     return _target_rows(con, specs, survey), _feature_values(con, wanted)
 
 
 def _merge(
-    shards: list[tuple[list[tuple], list[tuple]]], wanted: list[tuple[str, str, str]]
+    shards: list[tuple[dict[int, tuple], list[tuple]]], wanted: list[tuple[str, str, str]]
 ) -> tuple[dict[int, tuple], dict]:
     """The shards' target rows per target, and feature values per path, each in call key
     order across shards (a shard's keys need not all follow another's)."""
-    rows: dict[int, tuple[list, list, list]] = {}
+    pieces: dict[int, list[tuple]] = {}
     for found, _ in shards:
-        for tid, key, task, violated in found:
-            keys, tasks, flags = rows.setdefault(int(tid), ([], [], []))
-            keys.append(key)
-            tasks.append(task)
-            flags.append(bool(violated))
-    if len(shards) > 1:
-        for tid, (keys, tasks, flags) in rows.items():
-            order = np.argsort(np.asarray(keys, dtype=np.int64), kind="stable")
-            rows[tid] = ([keys[i] for i in order], [tasks[i] for i in order],
-                         [flags[i] for i in order])  # fmt: skip
+        for tid, columns in found.items():
+            pieces.setdefault(tid, []).append(columns)
+    rows: dict[int, tuple] = {}
+    for tid, parts in pieces.items():
+        if len(parts) == 1:
+            rows[tid] = parts[0]
+            continue
+        keys = np.concatenate([p[0] for p in parts])
+        tasks = [t for p in parts for t in p[1]]
+        flags = np.concatenate([p[2] for p in parts])
+        order = np.argsort(keys, kind="stable")
+        rows[tid] = (keys[order], [tasks[i] for i in order], flags[order])
     values: dict[tuple[str, str, str], tuple[np.ndarray, list]] = {
         key: (np.zeros(0, dtype=np.int64), []) for key in wanted
     }
-    pieces: dict[tuple[str, str, str], list[tuple[list, list]]] = {}
-    for _, found in shards:
-        for tool, side, path, keys, decoded in found:
-            pieces.setdefault((tool, side, path), []).append((keys, decoded))
-    for where, parts in pieces.items():
-        at = np.asarray([k for ks, _ in parts for k in ks], dtype=np.int64)
-        shown = [v for _, vs in parts for v in vs]
-        if len(parts) > 1:
-            order = np.argsort(at, kind="stable")
-            at, shown = at[order], [shown[i] for i in order]
-        values[where] = (at, shown)
+    found_values: dict[tuple[str, str, str], list[tuple[np.ndarray, list]]] = {}
+    for _, features in shards:
+        for tool, side, path, at_keys, decoded in features:
+            found_values.setdefault((tool, side, path), []).append((at_keys, decoded))
+    for where, shown_in in found_values.items():
+        if len(shown_in) == 1:
+            values[where] = shown_in[0]
+            continue
+        at = np.concatenate([ks for ks, _ in shown_in])
+        shown = [v for _, vs in shown_in for v in vs]
+        order = np.argsort(at, kind="stable")
+        values[where] = (at[order], [shown[i] for i in order])
     return rows, values
 
 
-def _target_rows(con: duckdb.DuckDBPyConnection, specs: list[tuple], survey: Survey) -> list[tuple]:
+def _slices(ids: np.ndarray) -> list[tuple[int, int]]:
+    """The (start, end) of each run of equal ids in ``ids`` (sorted by id)."""
+    starts = [0, *(np.flatnonzero(np.diff(ids)) + 1).tolist(), len(ids)]
+    return list(itertools.pairwise(starts))
+
+
+def _target_rows(
+    con: duckdb.DuckDBPyConnection, specs: list[tuple], survey: Survey
+) -> dict[int, tuple]:
+    """Per target number: its calls' keys (numpy, in key order), tasks and whether each
+    broke the property (numpy booleans)."""
     table = pa.table({
         "tid": list(range(len(specs))), "tool": [s[0] for s in specs],
         "side": [s[1] for s in specs], "path": [s[2] for s in specs],
@@ -229,10 +243,21 @@ def _target_rows(con: duckdb.DuckDBPyConnection, specs: list[tuple], survey: Sur
     paths = {s[2] for s in specs} | {p for p in table.column("parent").to_pylist() if p}
     con.register("_tm_only", pa.table({"path": sorted(paths)}))
     try:
-        return con.execute(target_rows_sql(survey)).fetchall()
+        found = con.sql(target_rows_sql(survey)).to_arrow_table()
     finally:
         con.unregister("_tm_targets")
         con.unregister("_tm_only")
+    if found is None or not found.num_rows:
+        return {}
+    # sorted by target: each target's rows are one slice of the columns
+    tids = found.column(0).to_numpy()
+    keys = found.column(1).to_numpy().astype(np.int64)
+    tasks = found.column(2).to_pylist()
+    flags = found.column(3).fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
+    return {
+        int(tids[start]): (keys[start:end], tasks[start:end], flags[start:end])
+        for start, end in _slices(tids)
+    }
 
 
 def target_rows_sql(survey: Survey) -> str:
@@ -263,29 +288,39 @@ def target_rows_sql(survey: Survey) -> str:
 
 def _feature_values(
     con: duckdb.DuckDBPyConnection, wanted: list[tuple[str, str, str]]
-) -> list[tuple[str, str, str, list, list]]:
-    """Per (tool, side, path) of ``wanted``: the call keys and values there, in key order."""
+) -> list[tuple[str, str, str, np.ndarray, list]]:
+    """Per (tool, side, path) of ``wanted`` found here: the call keys (numpy) and values
+    there, in key order."""
     if not wanted:
         return []
     con.register("_tm_features", pa.table({
-        "tool": [w[0] for w in wanted], "side": [w[1] for w in wanted],
-        "path": [w[2] for w in wanted]}))  # fmt: skip
-    order = "ORDER BY v.call_key, v.jtype, v.str, v.num, v.bool"  # one order for each list
+        "fid": list(range(len(wanted))), "tool": [w[0] for w in wanted],
+        "side": [w[1] for w in wanted], "path": [w[2] for w in wanted]}))  # fmt: skip
+    # one sort of all the rows, read back as columns: an ordered list per feature and
+    # column sorted each list again, and a feature's lists on one thread
     try:
-        rows = con.execute(f"""
-            SELECT f.tool, f.side, f.path, list(v.call_key {order}), list(v.jtype {order}),
-                   list(v.str {order}), list(v.num {order}), list(v.bool {order})
+        table = con.sql("""
+            SELECT f.fid, v.call_key, v.jtype, v.str, v.num, v.bool
             FROM _tm_features f JOIN tm_calls c ON c.tool = f.tool
             JOIN tm_values v ON v.call_key = c.call_key AND v.side = f.side AND v.path = f.path
-            GROUP BY ALL
-        """).fetchall()
+            ORDER BY f.fid, v.call_key, v.jtype, v.str, v.num, v.bool
+        """).to_arrow_table()
     finally:
         con.unregister("_tm_features")
-    return [
-        (tool, side, path, keys,
-         [_value(*column) for column in zip(jtypes, texts, numbers, flags, strict=True)])
-        for tool, side, path, keys, jtypes, texts, numbers, flags in rows
-    ]  # fmt: skip
+    if table is None or not table.num_rows:
+        return []
+    fids = table.column("fid").to_numpy()
+    keys = table.column("call_key").to_numpy().astype(np.int64)
+    jtypes, texts, numbers, flags = (
+        table.column(name).to_pylist() for name in ("jtype", "str", "num", "bool")
+    )
+    out = []
+    for start, end in _slices(fids):
+        tool, side, path = wanted[int(fids[start])]
+        values = zip(jtypes[start:end], texts[start:end], numbers[start:end], flags[start:end],
+                     strict=True)  # fmt: skip
+        out.append((tool, side, path, keys[start:end], [_value(*v) for v in values]))
+    return out
 
 
 def _value(jtype: str, text: str | None, number: float | None, flag: bool | None) -> Any:
