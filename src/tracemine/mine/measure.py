@@ -26,6 +26,9 @@ from tracemine.model.paths import parse
 FITTED_KINDS = frozenset({Kind.RANGE, Kind.LENGTH, Kind.ONE_OF, Kind.CONST, Kind.PATTERN})
 _EXAMPLES = 3
 """Violating calls kept per fitted item (those of lowest key)."""
+FITTED_BITS = 1 << 28
+"""Bits the held-out counts of a part may mark calls with: a bit per call key of the
+part for each item (32 MB a thread), else the calls are grouped (:func:`fitted_sql`)."""
 _TYPE_COLUMNS = {"number": "c_all_numeric"}
 
 
@@ -138,14 +141,46 @@ def pattern_rows_sql(part: Part) -> str:
     """
 
 
-def fitted_sql(part: Part) -> str:
+def fitted_sql(part: Part, bits: bool = False) -> str:
     """SQL counting, per fitted item (a contract fitted on the other folds), the calls of
     its held-out fold (within ``part``) checked and violating, with the ``_EXAMPLES``
     violating calls of lowest key and what they showed (strings redacted to shapes). Every
     check is per value; a call violates when one of its values does. Needs ``_tm_fitted``,
     ``_tm_fitted_values``, ``_tm_pattern_rows``, ``_tm_pattern_ok``, ``_tm_only`` and
-    ``_tm_folds``."""
+    ``_tm_folds``.
+
+    With ``bits`` an item's checked calls are the bits it sets in a bitstring of the
+    part's call keys, and only the violating values are grouped by call; without, every
+    value is (a value outside any array alone is its call's row)."""
     sized = "v.jtype IN ('array', 'string', 'object')"
+    if bits:
+        counted = f"""), seen AS (
+        SELECT item, bit_count(bitstring_agg(call_key, {part.first}, {part.last})) AS checked
+        FROM checked GROUP BY item
+    ), bad AS (
+        SELECT item, call_key, min({_SHOWN_SQL}) AS shown FROM checked v WHERE bad
+        GROUP BY item, call_key
+    )
+    SELECT s.item, s.checked, count(b.call_key) AS violations,
+           min_by([CAST(b.call_key AS VARCHAR), b.shown], b.call_key, {_EXAMPLES})
+               FILTER (b.call_key IS NOT NULL) AS examples
+    FROM seen s LEFT JOIN bad b ON b.item = s.item
+    GROUP BY s.item, s.checked
+    """
+    else:
+        counted = f"""), per_call AS (
+        -- a value outside any array is its call's only one at its path: no grouping
+        SELECT item, call_key, bad, CASE WHEN bad THEN {_SHOWN_SQL} END AS shown
+        FROM checked v WHERE single
+        UNION ALL
+        SELECT item, call_key, bool_or(bad), min(CASE WHEN bad THEN {_SHOWN_SQL} END)
+        FROM checked v WHERE NOT single GROUP BY item, call_key
+    )
+    SELECT item, count(*) AS checked, count(*) FILTER (bad) AS violations,
+           min_by([CAST(call_key AS VARCHAR), shown], call_key, {_EXAMPLES})
+               FILTER (bad) AS examples
+    FROM per_call GROUP BY item
+    """
     return f"""
     WITH {_held_out(part)},
     checked AS (
@@ -163,19 +198,7 @@ def fitted_sql(part: Part) -> str:
         SELECT v.item, v.call_key, v.single, v.jtype, NULL, v.str,
                NOT coalesce(v.prefixed AND ok.ok, FALSE) OR v.len > 256
         FROM _tm_pattern_rows v LEFT JOIN _tm_pattern_ok ok ON ok.item = v.item AND ok.key = v.key
-    ), per_call AS (
-        -- a value outside any array is its call's only one at its path: no grouping
-        SELECT item, call_key, bad, CASE WHEN bad THEN {_SHOWN_SQL} END AS shown
-        FROM checked v WHERE single
-        UNION ALL
-        SELECT item, call_key, bool_or(bad), min(CASE WHEN bad THEN {_SHOWN_SQL} END)
-        FROM checked v WHERE NOT single GROUP BY item, call_key
-    )
-    SELECT item, count(*) AS checked, count(*) FILTER (bad) AS violations,
-           min_by([CAST(call_key AS VARCHAR), shown], call_key, {_EXAMPLES})
-               FILTER (bad) AS examples
-    FROM per_call GROUP BY item
-    """
+    {counted}"""
 
 
 def count_fitted(
@@ -221,8 +244,10 @@ def count_fitted(
             ok = {"item": [k[0] for k in keys], "key": [k[1] for k in keys],
                   "ok": [matched[(item, key)] for item, key in keys]}  # fmt: skip
             con.register("_tm_pattern_ok", pa.table(ok, schema=_OK_SCHEMA))
+            span = part.last - part.first + 1
+            bits = part.index is not None and span * len(items) <= FITTED_BITS
             try:
-                rows = con.execute(fitted_sql(part)).fetchall()
+                rows = con.execute(fitted_sql(part, bits)).fetchall()
             finally:
                 con.unregister("_tm_pattern_ok")
             for item, checked, violations, examples in rows:
