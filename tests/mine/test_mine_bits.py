@@ -1,6 +1,7 @@
 """Counting a group's tasks or calls with a bit each finds what counting them one by one
-finds: the profiles' tasks per fold and the held-out calls of fitted contracts fall back
-to grouping past their bit budgets, with the same candidates, counts and examples."""
+finds: the tasks per fold of profiles and relation counts, and the held-out calls of
+fitted contracts, fall back to grouping past their bit budgets, with the same
+candidates, counts and examples."""
 
 from __future__ import annotations
 

@@ -60,8 +60,8 @@ PART_VALUES = 4_000_000
 """And about this many values: wide results (a hundred values a call) make parts of fewer
 calls, whose hash tables stay small enough to be cheap to build."""
 BITS_PER_GROUP = 16_384
-"""A part's tasks are counted per profile row by a bit each while they are this few
-(2 KB an aggregate state; :func:`_distinct_tasks`)."""
+"""A part's tasks are counted per row of a fold (profiles, relation counts) by a bit each
+while they are this few (2 KB an aggregate state; :func:`distinct_tasks_sql`)."""
 PROFILE_SHARE = 16
 """Profiles are kept per task while their rows stay under this share of the value rows
 (tasks × paths against values); past it, per fold (:func:`per_fold`)."""
@@ -342,7 +342,7 @@ def unit_profiles_sql(survey: Survey, part: Part, fold: bool) -> str:
     per_value = ", ".join(
         f"{values.replace('{fmt}', fmt)} AS {name}" for name, _, values in _PROFILE_COLUMNS
     )
-    tasks = _distinct_tasks(part) if fold else "CAST(1 AS BIGINT)"
+    tasks = distinct_tasks_sql(part, "c.task_no", "c.task") if fold else "CAST(1 AS BIGINT)"
     return f"""
     WITH c AS MATERIALIZED {unit_calls(part, fold)}
     SELECT c.tool, v.side, v.path, c.unit, {tasks} AS tasks, {per_value}
@@ -357,14 +357,15 @@ def unit_profiles_sql(survey: Survey, part: Part, fold: bool) -> str:
     """
 
 
-def _distinct_tasks(part: Part) -> str:
-    """SQL aggregate: the distinct tasks among a group's calls of ``part``. With a bit per
-    task of the part (by its rank) it is a plain aggregate, where ``count(DISTINCT task)``
-    makes DuckDB copy every input row of the profile aggregate aside and group it a second
-    time; the bits are a part's tasks for every group, so only while they are few."""
+def distinct_tasks_sql(part: Part, rank: str, task: str) -> str:
+    """SQL aggregate: the distinct tasks among a group's rows of ``part``, given a task's
+    rank among the part's tasks (``rank``, from 1) or else its name (``task``). With a bit
+    per task of the part it is a plain aggregate, where ``count(DISTINCT …)`` makes DuckDB
+    copy every input row of the aggregate aside and group it a second time; the bits are
+    a part's tasks for every group, so only while they are few."""
     if not 0 < part.tasks <= BITS_PER_GROUP:
-        return "count(DISTINCT c.task)"
-    return f"bit_count(bitstring_agg(c.task_no, 1, {part.tasks}))"
+        return f"count(DISTINCT {task})"
+    return f"bit_count(bitstring_agg({rank}, 1, {part.tasks}))"
 
 
 def merged_columns_sql(table: str = "") -> str:

@@ -19,7 +19,7 @@ from tracemine.ingest.store import fetch_arrow
 from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.formats import name_tokens
 from tracemine.mine.measure import Measure
-from tracemine.mine.profile import Part, Survey, call_paths_sql, parts
+from tracemine.mine.profile import Part, Survey, call_paths_sql, distinct_tasks_sql, parts
 from tracemine.mine.shards import Shards, concat, integers
 from tracemine.model.contract import Contract, Kind
 from tracemine.model.paths import selects_many
@@ -242,7 +242,8 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
              AND rv.str IS NOT DISTINCT FROM lv.str AND rv.num IS NOT DISTINCT FROM lv.num
         GROUP BY lv.pid, lv.task, lv.fold, lv.call_key
     )
-    SELECT s.pid, s.fold, count(DISTINCT s.task) AS tasks, count(*) AS checked,
+    SELECT s.pid, s.fold, {distinct_tasks_sql(part, "s.task", "s.task")} AS tasks,
+           count(*) AS checked,
            count(*) FILTER (v[1]) AS v1, count(*) FILTER (v[2]) AS v2,
            count(*) FILTER (v[3]) AS v3, count(*) FILTER (v[4]) AS v4
     FROM (SELECT * FROM two UNION ALL SELECT * FROM member) s
