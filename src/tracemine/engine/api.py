@@ -122,8 +122,10 @@ def _client_store(path: Path) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(path), config={"memory_limit": MINE_MEMORY_LIMIT or "1GB"})
     except duckdb.Error as exc:  # another mine holds it, or it is not a database
-        raise StoreError(f"{path}: cannot open the mine's own database (is another mine "
-                         f"using this --work folder?): {exc}") from None
+        raise StoreError(
+            f"{path}: cannot open the mine's own database (is another mine "
+            f"using this --work folder?): {exc}"
+        ) from None
 
 
 def _mine_memory(worker_memory: str | None) -> str | None:

@@ -151,22 +151,35 @@ class DaskEngine:
         distributed = require()
         sent = [self.client.scatter(_Box(v), broadcast=True, hash=False) for v in shared]
         tag = f"tracemine-{label.replace(' ', '-')}-{uuid.uuid4().hex[:8]}"
-        submit = self.client.submit
-        futures = [
-            submit(_unboxed, function, *sent, *args, key=f"{tag}-{n}", retries=RETRIES, pure=False)
-            for n, (_, args) in enumerate(calls)
-        ]
-        names = {f.key: name for f, (name, _) in zip(futures, calls, strict=True)}
+        # no more tasks in flight than the cluster has threads: a worker then holds only
+        # the shard it runs, and when it dies no shard that merely waited on it is counted
+        # as having killed it (Dask counts every task a dead worker was given)
+        slots = max(sum(self.client.nthreads().values()), 1)
+        futures: list[Any] = []
+        names: dict[str, str] = {}
+
+        def start() -> Any:
+            n = len(futures)
+            name, args = calls[n]
+            future = self.client.submit(_unboxed, function, *sent, *args, key=f"{tag}-{n}",
+                                        retries=RETRIES, pure=False)  # fmt: skip
+            futures.append(future)
+            names[future.key] = name
+            return future
+
         done = 0
         if self.progress:
-            self.progress(label, 0, len(futures))
+            self.progress(label, 0, len(calls))
         try:
-            for future in distributed.as_completed(futures):
+            running = distributed.as_completed([start() for _ in range(min(slots, len(calls)))])
+            for future in running:
                 if future.status != "finished":
                     self._fail(label, names[future.key], future)
                 done += 1
                 if self.progress:
-                    self.progress(label, done, len(futures))
+                    self.progress(label, done, len(calls))
+                if len(futures) < len(calls):
+                    running.add(start())
             return [f.result() for f in futures]
         finally:
             for future in futures:
