@@ -18,6 +18,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.formats import looks_personal, name_tokens, words
@@ -132,18 +133,19 @@ class Conditional:
             for tool in {s[0] for s in specs}
         }
         wanted = [(p.tool, p.side, p.path) for ps in features.values() for p in ps]
-        rows, values = _merge(shards.map(read_rows, specs, wanted, survey, label="conditional"),
-                              wanted)  # fmt: skip
+        tasks, rows, values = _merge(
+            shards.map(read_rows, specs, wanted, survey, label="conditional"), wanted
+        )
+        fold_of_task = np.asarray([folds.get(t, -1) for t in tasks], dtype=np.int64)
+        # a feature's values, decoded once for all the targets of its tool
+        shown: dict[tuple[tuple[str, str, str], bool], tuple[np.ndarray, np.ndarray]] = {}
         targets = []
         for tid, (tool, side, path, kind) in enumerate(specs):
-            keys, tasks, violated = rows.get(tid, ([], [], []))
-            if not len(keys):
+            if tid not in rows:
                 continue
-            keys = np.asarray(keys, dtype=np.int64)
-            task_array = np.asarray(tasks, dtype=object)
-            fold_of = np.asarray([folds.get(t, -1) for t in tasks], dtype=np.int64)
-            target = Target(tool, side, path, kind, keys, fold_of, task_array,
-                            np.asarray(violated, dtype=bool))  # fmt: skip
+            keys, task_numbers, violated = rows[tid]
+            target = Target(tool, side, path, kind, keys, fold_of_task[task_numbers],
+                            task_numbers, violated)  # fmt: skip
             for profile in features[tool]:
                 if profile.side == side and profile.path == path:
                     continue
@@ -151,8 +153,12 @@ class Conditional:
                 categories = sorted(listing.counts, key=str) if listing else []
                 if profile.json_type in ("integer", "number") and profile.side == "args":
                     categories = []
-                fkeys, fvals = values[(tool, profile.side, profile.path)]
-                target.features.append(_align(profile.path, keys, fkeys, fvals, categories))
+                where = (tool, profile.side, profile.path)
+                if (where, bool(categories)) not in shown:
+                    fkeys, fvals = values[where]
+                    shown[(where, bool(categories))] = (fkeys, _feature_array(fvals, categories))
+                fkeys, at_keys = shown[(where, bool(categories))]
+                target.features.append(_align(profile.path, keys, fkeys, at_keys, categories))
             targets.append(target)
         return cls(targets)
 
@@ -179,47 +185,48 @@ class Conditional:
 def read_rows(
     con: duckdb.DuckDBPyConnection, specs: list[tuple], wanted: list[tuple[str, str, str]],
     survey: Survey,
-) -> tuple[dict[int, tuple], list[tuple]]:  # fmt: skip
-    """Shard step: the targets' rows (:func:`target_rows_sql`) and the feature values of
-    the (tool, side, path) in ``wanted``, each list in call key order."""
+) -> tuple[tuple[list[str], dict[int, tuple]], pa.Table | None]:  # fmt: skip
+    """Shard step: the targets' rows (:func:`_target_rows`) and the feature values of the
+    (tool, side, path) in ``wanted`` (:func:`_feature_values`). What it returns is
+    numbers and Arrow columns, a few bytes a call: a task is a number into one list of
+    the shard's task names, not a string a row."""
     return _target_rows(con, specs, survey), _feature_values(con, wanted)
 
 
 def _merge(
-    shards: list[tuple[dict[int, tuple], list[tuple]]], wanted: list[tuple[str, str, str]]
-) -> tuple[dict[int, tuple], dict]:
-    """The shards' target rows per target, and feature values per path, each in call key
-    order across shards (a shard's keys need not all follow another's)."""
+    shards: list[tuple[tuple[list[str], dict[int, tuple]], pa.Table | None]],
+    wanted: list[tuple[str, str, str]],
+) -> tuple[list[str], dict[int, tuple], dict]:
+    """The tasks named by the shards (a task's number indexes this list), the target
+    rows per target and the feature values per path, each in call key order across shards
+    (a shard's keys need not all follow another's)."""
+    number: dict[str, int] = {}
     pieces: dict[int, list[tuple]] = {}
-    for found, _ in shards:
-        for tid, columns in found.items():
-            pieces.setdefault(tid, []).append(columns)
+    for (names, found), _ in shards:
+        renumber = np.asarray([number.setdefault(n, len(number)) for n in names], dtype=np.int64)
+        for tid, (keys, tasks, flags) in found.items():
+            pieces.setdefault(tid, []).append((keys, renumber[tasks], flags))
     rows: dict[int, tuple] = {}
     for tid, parts in pieces.items():
-        if len(parts) == 1:
-            rows[tid] = parts[0]
-            continue
-        keys = np.concatenate([p[0] for p in parts])
-        tasks = [t for p in parts for t in p[1]]
-        flags = np.concatenate([p[2] for p in parts])
-        order = np.argsort(keys, kind="stable")
-        rows[tid] = (keys[order], [tasks[i] for i in order], flags[order])
-    values: dict[tuple[str, str, str], tuple[np.ndarray, list]] = {
-        key: (np.zeros(0, dtype=np.int64), []) for key in wanted
+        keys, tasks, flags = (np.concatenate([p[i] for p in parts]) for i in range(3))
+        if len(parts) > 1:
+            order = np.argsort(keys, kind="stable")
+            keys, tasks, flags = keys[order], tasks[order], flags[order]
+        rows[tid] = (keys, tasks, flags)
+    values: dict[tuple[str, str, str], tuple[np.ndarray, pa.Table | None]] = {
+        key: (np.zeros(0, dtype=np.int64), None) for key in wanted
     }
-    found_values: dict[tuple[str, str, str], list[tuple[np.ndarray, list]]] = {}
-    for _, features in shards:
-        for tool, side, path, at_keys, decoded in features:
-            found_values.setdefault((tool, side, path), []).append((at_keys, decoded))
-    for where, shown_in in found_values.items():
-        if len(shown_in) == 1:
-            values[where] = shown_in[0]
-            continue
-        at = np.concatenate([ks for ks, _ in shown_in])
-        shown = [v for _, vs in shown_in for v in vs]
-        order = np.argsort(at, kind="stable")
-        values[where] = (at[order], [shown[i] for i in order])
-    return rows, values
+    tables = [t for _, t in shards if t is not None and t.num_rows]
+    if tables:
+        table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        fids = table.column("fid").to_numpy()
+        at = table.column("call_key").to_numpy().astype(np.int64)
+        if len(tables) > 1:  # by feature, then key; a tie keeps the shards' order
+            order = np.lexsort((at, fids))
+            table, fids, at = table.take(order), fids[order], at[order]
+        for start, end in _slices(fids):
+            values[wanted[int(fids[start])]] = (at[start:end], table.slice(start, end - start))
+    return list(number), rows, values
 
 
 def _slices(ids: np.ndarray) -> list[tuple[int, int]]:
@@ -230,9 +237,9 @@ def _slices(ids: np.ndarray) -> list[tuple[int, int]]:
 
 def _target_rows(
     con: duckdb.DuckDBPyConnection, specs: list[tuple], survey: Survey
-) -> dict[int, tuple]:
-    """Per target number: its calls' keys (numpy, in key order), tasks and whether each
-    broke the property (numpy booleans)."""
+) -> tuple[list[str], dict[int, tuple]]:
+    """The tasks of the rows, and per target number its calls' keys (in key order), the
+    number of each one's task in that list, and whether it broke the property (numpy)."""
     table = pa.table({
         "tid": list(range(len(specs))), "tool": [s[0] for s in specs],
         "side": [s[1] for s in specs], "path": [s[2] for s in specs],
@@ -248,16 +255,18 @@ def _target_rows(
         con.unregister("_tm_targets")
         con.unregister("_tm_only")
     if found is None or not found.num_rows:
-        return {}
+        return [], {}
     # sorted by target: each target's rows are one slice of the columns
     tids = found.column(0).to_numpy()
     keys = found.column(1).to_numpy().astype(np.int64)
-    tasks = found.column(2).to_pylist()
+    tasks = found.column(2).combine_chunks().dictionary_encode()
+    numbers = tasks.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     flags = found.column(3).fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
-    return {
-        int(tids[start]): (keys[start:end], tasks[start:end], flags[start:end])
+    rows = {
+        int(tids[start]): (keys[start:end], numbers[start:end], flags[start:end])
         for start, end in _slices(tids)
     }
+    return tasks.dictionary.to_pylist(), rows
 
 
 def target_rows_sql(survey: Survey) -> str:
@@ -288,18 +297,20 @@ def target_rows_sql(survey: Survey) -> str:
 
 def _feature_values(
     con: duckdb.DuckDBPyConnection, wanted: list[tuple[str, str, str]]
-) -> list[tuple[str, str, str, np.ndarray, list]]:
-    """Per (tool, side, path) of ``wanted`` found here: the call keys (numpy) and values
-    there, in key order."""
+) -> pa.Table | None:
+    """The values at the (tool, side, path) of ``wanted`` as Arrow columns: the feature's
+    number in ``wanted`` (``fid``), the call key and the stored value's columns, sorted by
+    feature and key (and value, for a call with more than one). They are decoded into
+    Python values only for the rows a target reads (:func:`_align`)."""
     if not wanted:
-        return []
+        return None
     con.register("_tm_features", pa.table({
         "fid": list(range(len(wanted))), "tool": [w[0] for w in wanted],
         "side": [w[1] for w in wanted], "path": [w[2] for w in wanted]}))  # fmt: skip
     # one sort of all the rows, read back as columns: an ordered list per feature and
     # column sorted each list again, and a feature's lists on one thread
     try:
-        table = con.sql("""
+        return con.sql("""
             SELECT f.fid, v.call_key, v.jtype, v.str, v.num, v.bool
             FROM _tm_features f JOIN tm_calls c ON c.tool = f.tool
             JOIN tm_values v ON v.call_key = c.call_key AND v.side = f.side AND v.path = f.path
@@ -307,20 +318,32 @@ def _feature_values(
         """).to_arrow_table()
     finally:
         con.unregister("_tm_features")
-    if table is None or not table.num_rows:
-        return []
-    fids = table.column("fid").to_numpy()
-    keys = table.column("call_key").to_numpy().astype(np.int64)
-    jtypes, texts, numbers, flags = (
-        table.column(name).to_pylist() for name in ("jtype", "str", "num", "bool")
-    )
-    out = []
-    for start, end in _slices(fids):
-        tool, side, path = wanted[int(fids[start])]
-        values = zip(jtypes[start:end], texts[start:end], numbers[start:end], flags[start:end],
-                     strict=True)  # fmt: skip
-        out.append((tool, side, path, keys[start:end], [_value(*v) for v in values]))
-    return out
+
+
+def _feature_array(table: pa.Table | None, categories: list) -> np.ndarray:
+    """The values of a feature's rows of :func:`_feature_values`: as Python reads their
+    JSON (equal values one object) for a categorical feature, else as floats (a number,
+    a boolean as 1 or 0, anything else NaN)."""
+    if table is None:
+        return np.zeros(0, dtype=object if categories else np.float64)
+    if not categories:
+        jtype = table.column("jtype")
+        numbers = table.column("num").to_numpy(zero_copy_only=False).astype(np.float64)
+        flags = table.column("bool").to_numpy(zero_copy_only=False)
+        numeric = pc.is_in(jtype, pa.array(["integer", "number"])).to_numpy(zero_copy_only=False)
+        boolean = pc.equal(jtype, "boolean").to_numpy(zero_copy_only=False)
+        out = np.full(table.num_rows, math.nan)
+        out[numeric] = numbers[numeric]
+        known = boolean & pc.is_valid(table.column("bool")).to_numpy(zero_copy_only=False)
+        out[known] = flags[known].astype(np.float64)
+        return out
+    columns = (table.column(name).to_pylist() for name in ("jtype", "str", "num", "bool"))
+    one: dict[tuple[type, Any], Any] = {}  # by type too: True, 1.0 and 1 are equal keys
+    values = np.empty(table.num_rows, dtype=object)
+    for row, v in enumerate(zip(*columns, strict=True)):
+        value = _value(*v)
+        values[row] = one.setdefault((type(value), value), value)
+    return values
 
 
 def _value(jtype: str, text: str | None, number: float | None, flag: bool | None) -> Any:
@@ -336,19 +359,13 @@ def _value(jtype: str, text: str | None, number: float | None, flag: bool | None
 
 
 def _align(
-    path: str, keys: np.ndarray, fkeys: np.ndarray, fvals: list, categories: list
+    path: str, keys: np.ndarray, fkeys: np.ndarray, fvalues: np.ndarray, categories: list
 ) -> Feature:
     position = np.clip(np.searchsorted(fkeys, keys), 0, max(len(fkeys) - 1, 0))
     present = (fkeys[position] == keys) if len(fkeys) else np.zeros(len(keys), dtype=bool)
-    if categories:
-        values = np.empty(len(keys), dtype=object)
-        for row in np.flatnonzero(present):
-            values[row] = fvals[position[row]]
-    else:
-        values = np.full(len(keys), math.nan)
-        for row in np.flatnonzero(present):
-            value = fvals[position[row]]
-            values[row] = float(value) if isinstance(value, int | float) else math.nan
+    rows = np.flatnonzero(present)
+    values = np.empty(len(keys), dtype=object) if categories else np.full(len(keys), math.nan)
+    values[rows] = fvalues[position[rows]]
     return Feature(path, present & _not_none(values, categories), values, categories)
 
 
