@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from tracemine.ingest import ingest
+from tracemine.mine import measure as measure_module
 from tracemine.mine import mine
 from tracemine.mine import profile as profile_module
 
@@ -80,3 +81,24 @@ def test_fold_profiles_follow_the_seed(tmp_path: Path, monkeypatch: pytest.Monke
     assert [c.model_dump(mode="json") for c in other.contracts] == [
         c.model_dump(mode="json") for c in expected.contracts
     ]
+
+
+# Counting a group's tasks or calls with a bit each finds what counting them one by one
+# finds: the tasks per fold of profiles and relation counts, and the held-out calls of
+# fitted contracts, fall back to grouping past their bit budgets, with the same
+# candidates, counts and examples.
+@pytest.mark.parametrize("part_calls", [100_000, 40])
+def test_bits_or_grouping_find_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, part_calls: int
+) -> None:
+    bits, grouped = tmp_path / "bits.duckdb", tmp_path / "grouped.duckdb"
+    ingest([FIXTURE], bits)
+    ingest([FIXTURE], grouped)
+    monkeypatch.setattr(profile_module, "PART_CALLS", part_calls)
+    monkeypatch.setattr(profile_module, "PROFILE_SHARE", 10**9)  # per fold: tasks by bits
+    expected = _snapshot(bits)
+    monkeypatch.setattr(profile_module, "BITS_PER_GROUP", 0)
+    monkeypatch.setattr(measure_module, "FITTED_BITS", 0)
+    found = _snapshot(grouped)
+    assert expected["contracts"]
+    assert found == expected
