@@ -154,11 +154,12 @@ class Conditional:
                 if profile.json_type in ("integer", "number") and profile.side == "args":
                     categories = []
                 where = (tool, profile.side, profile.path)
-                if (where, bool(categories)) not in shown:
-                    fkeys, fvals = values[where]
-                    shown[(where, bool(categories))] = (fkeys, _feature_array(fvals, categories))
-                fkeys, at_keys = shown[(where, bool(categories))]
-                target.features.append(_align(profile.path, keys, fkeys, at_keys, categories))
+                decoded = (where, bool(categories))
+                if decoded not in shown:
+                    fkeys, table = values[where]
+                    shown[decoded] = (fkeys, _feature_array(table, categories))
+                fkeys, fvalues = shown[decoded]
+                target.features.append(_align(profile.path, keys, fkeys, fvalues, categories))
             targets.append(target)
         return cls(targets)
 
