@@ -285,6 +285,11 @@ def out_of_memory(job: str, step: str, default: str | None) -> MemoryLimitError:
     )
 
 
+def sql_string(text: str) -> str:
+    """``text`` as an SQL string literal (quotes doubled)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def fetch_one(
     con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None
 ) -> tuple[Any, ...] | None:

@@ -16,6 +16,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from tracemine.ingest.store import sql_string
+
 
 def words(text: str) -> frozenset[str]:
     """The whitespace-separated words of ``text`` (long vocabularies read as prose)."""
@@ -79,7 +81,7 @@ def format_sql(formats: dict[str, str]) -> str:
     for name in FORMAT_NAMES:
         paths = sorted(p for p, f in formats.items() if f == name)
         if paths:
-            quoted = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
+            quoted = ", ".join(sql_string(p) for p in paths)
             whens.append(f"WHEN path IN ({quoted}) THEN coalesce({tests[name]}, FALSE)")
     if not whens:
         return "FALSE"

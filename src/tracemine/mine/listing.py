@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tracemine.ingest.store import sql_string
+
 if TYPE_CHECKING:
     from tracemine.mine.profile import Part, Survey
 
@@ -31,9 +33,6 @@ _VALUE = (
 )
 
 
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
 
 def path_ids_sql(listed: frozenset[str], shaped: frozenset[str]) -> tuple[str, int]:
     """SQL relation ``(path, pid, listed, shaped)``: each listed or shaped path with its
@@ -44,7 +43,7 @@ def path_ids_sql(listed: frozenset[str], shaped: frozenset[str]) -> tuple[str, i
         empty = "SELECT CAST(NULL AS VARCHAR) AS path, 0 AS pid, FALSE AS listed, FALSE AS shaped"
         return f"({empty} WHERE FALSE)", 1
     rows = ", ".join(
-        f"({_quote(p)}, {i}, {p in listed}, {p in shaped})" for i, p in enumerate(paths)
+        f"({sql_string(p)}, {i}, {p in listed}, {p in shaped})" for i, p in enumerate(paths)
     )
     return f"(SELECT * FROM (VALUES {rows}) t(path, pid, listed, shaped))", len(paths)
 

@@ -28,6 +28,7 @@ from collections import defaultdict
 import duckdb
 import pyarrow as pa
 
+from tracemine.ingest.store import sql_string
 from tracemine.model.paths import PathError, format_path, parse
 
 ID_SHARE = 0.8
@@ -121,10 +122,6 @@ def decide(rows: list[tuple[str, str, int]]) -> list[tuple[str, str]]:
     return maps
 
 
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def values_view_sql(maps: list[tuple[str, str]]) -> str:
     """SQL creating ``tm_values``: ``json_values`` with each map's key step made ``{*}``
     in the calls of its tool; values below a map count as many per call (``idx`` set),
@@ -137,15 +134,16 @@ def values_view_sql(maps: list[tuple[str, str]]) -> str:
     conditions, rewrites = [], []
     for tool, prefixes in sorted(grouped.items()):
         under = " OR ".join(
-            f"starts_with(v.path, {_quote(m + '.')}) OR starts_with(v.path, {_quote(m + QUOTED)})"
+            f"starts_with(v.path, {sql_string(m + '.')}) "
+            f"OR starts_with(v.path, {sql_string(m + QUOTED)})"
             for m in prefixes
         )
         escaped = "|".join(re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", m) for m in prefixes)
-        pattern = _quote("^(" + escaped + ")" + _SEGMENT)
-        conditions.append(f"(m.tool = {_quote(tool)} AND ({under}))")
+        pattern = sql_string("^(" + escaped + ")" + _SEGMENT)
+        conditions.append(f"(m.tool = {sql_string(tool)} AND ({under}))")
         rewrite = f"regexp_replace(v.path, {pattern}, '\\1{{*}}')"
         rewrites.append(f"WHEN {conditions[-1]} THEN {rewrite}")
-    tools = ", ".join(_quote(tool) for tool in sorted(grouped))
+    tools = ", ".join(sql_string(tool) for tool in sorted(grouped))
     return f"""
     CREATE OR REPLACE TEMP VIEW tm_values AS
     SELECT v.call_key, v.side, CASE {" ".join(rewrites)} ELSE v.path END AS path,

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from tracemine.ingest.store import fetch_one
+from tracemine.ingest.store import fetch_one, sql_string
 from tracemine.mine.formats import format_sql, register_shapes
 from tracemine.mine.listing import shaped_strings_sql, values_sql
 from tracemine.mine.where import Filter
@@ -226,12 +226,8 @@ def per_fold(tasks: int, paths: int, values: int) -> bool:
     return tasks * paths * PROFILE_SHARE > values
 
 
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _in(paths: frozenset[str] | set[str]) -> str:
-    quoted = ", ".join(_quote(p) for p in sorted(paths))
+    quoted = ", ".join(sql_string(p) for p in sorted(paths))
     return f"path IN ({quoted})" if quoted else "FALSE"
 
 
