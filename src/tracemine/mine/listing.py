@@ -33,7 +33,6 @@ _VALUE = (
 )
 
 
-
 def path_ids_sql(listed: frozenset[str], shaped: frozenset[str]) -> tuple[str, int]:
     """SQL relation ``(path, pid, listed, shaped)``: each listed or shaped path with its
     position (joined with the values, it tells each row its path's flags by one hash

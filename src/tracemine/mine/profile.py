@@ -383,10 +383,11 @@ def profiles_sql(survey: Survey, part: Part, fold: bool, into: str, append: bool
 
 def unit_calls(part: Part, fold: bool) -> str:
     """SQL relation: the part's nominal calls with their profile ``unit``: their task, or
-    with ``fold`` their fold (needs ``_tm_folds``) and their task's rank in the part."""
+    with ``fold`` their fold (``fold``, and as text ``unit``; needs ``_tm_folds``) and their
+    task's rank in the part (``task_no``, from 1: what :func:`distinct_tasks_sql` counts)."""
     if not fold:
         return f"(SELECT *, task AS unit FROM {part.calls()})"
-    return f"""(SELECT c.*, CAST(f.fold AS VARCHAR) AS unit,
+    return f"""(SELECT c.*, f.fold, CAST(f.fold AS VARCHAR) AS unit,
                       dense_rank() OVER (ORDER BY c.task) AS task_no
                FROM {part.calls()} c JOIN _tm_folds f ON f.task = c.task)"""
 

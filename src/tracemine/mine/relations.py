@@ -19,7 +19,14 @@ from tracemine.ingest.store import fetch_arrow
 from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.formats import name_tokens
 from tracemine.mine.measure import Measure
-from tracemine.mine.profile import Part, Survey, call_paths_sql, distinct_tasks_sql, parts
+from tracemine.mine.profile import (
+    Part,
+    Survey,
+    call_paths_sql,
+    distinct_tasks_sql,
+    parts,
+    unit_calls,
+)
 from tracemine.mine.shards import Shards, concat, integers
 from tracemine.model.contract import Contract, Kind
 from tracemine.model.paths import selects_many
@@ -190,8 +197,7 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
     return f"""
     {head}
     WITH c AS MATERIALIZED (
-        SELECT c.call_key, c.tool, f.fold, dense_rank() OVER (ORDER BY c.task) AS task
-        FROM {part.calls()} c JOIN _tm_folds f ON f.task = c.task
+        SELECT call_key, tool, fold, task_no AS task FROM {unit_calls(part, fold=True)}
     ), cp AS (
         SELECT p.*, c.tool, c.task, c.fold FROM ({per_call}) p
         JOIN c ON c.call_key = p.call_key
