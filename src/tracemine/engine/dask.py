@@ -151,9 +151,10 @@ class DaskEngine:
         distributed = require()
         sent = [self.client.scatter(_Box(v), broadcast=True, hash=False) for v in shared]
         tag = f"tracemine-{label.replace(' ', '-')}-{uuid.uuid4().hex[:8]}"
-        # no more tasks in flight than the cluster has threads: a worker then holds only
-        # the shard it runs, and when it dies no shard that merely waited on it is counted
-        # as having killed it (Dask counts every task a dead worker was given)
+        # no more tasks in flight than the cluster has threads: with a free thread for each,
+        # the scheduler gives a worker only the shard it runs, so when it dies no shard that
+        # merely waited on it is counted as having killed it (Dask counts every task a dead
+        # worker was given). Threads that join later are not used until the next pass.
         slots = max(sum(self.client.nthreads().values()), 1)
         futures: list[Any] = []
         names: dict[str, str] = {}
