@@ -97,3 +97,19 @@ def test_oracle_and_calibration(evaluated: tuple[EvaluationReport, Path]) -> Non
         assert sum(t.realized.n for t in calibration.tools) == report.calls["evaluation"]
         assert sum(t.realized.k for t in calibration.tools) == report.arm(name).false_alarms.k
     assert report.arm("declared").calibration is None
+
+
+def test_results_as_content_text_are_judged_as_their_values(
+    evaluated: tuple[EvaluationReport, Path],
+) -> None:
+    """An agent loop hands the monitor the tool message's text, not the parsed value: every
+    arm must give each call, nominal or faulted, the verdict it gives the value."""
+    report, out = evaluated
+    assert report.arm("status-only").text is None
+    for name in ("declared", "mined-no-crossfit", "mined-crossfit", "merged", "oracle-peeking"):
+        text = report.arm(name).text
+        assert text is not None, name
+        assert text.agreement.n > report.calls["evaluation"], name  # faulted calls too
+        assert text.agreement.k == text.agreement.n, name
+        assert text.false_alarms.k == report.arm(name).false_alarms.k, name
+    assert "## Results given as content text" in (out / "report.md").read_text()

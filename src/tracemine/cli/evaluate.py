@@ -103,15 +103,21 @@ _COMPACT = {  # headers of the summary at 80 columns: what each figure is, in a 
     "nominal runs with an alarm": "runs with\nan alarm",
     "mean detection, covered classes": "mean\ndetection",
     "selection efficiency (÷ oracle)": "efficiency",
+    "calls judged alike as text and as value": "calls judged\nalike as text\nand as value",
+    "false alarms per nominal call, results as text [95% CI]": (
+        "false alarms\nper call, as\ntext [95% CI]"
+    ),
 }
 
 
 def render(report: EvaluationReport) -> None:
     from tracemine.evaluate.report import (
         SUMMARY_HEADER,
+        TEXT_HEADER,
         class_header,
         class_rows,
         summary_rows,
+        text_rows,
     )
 
     arms = {a.arm for a in report.arms}
@@ -119,6 +125,10 @@ def render(report: EvaluationReport) -> None:
     summary = [Column(name, _COMPACT.get(name), numeric=name != "arm", split=True)
                for name in SUMMARY_HEADER]  # fmt: skip
     table, _ = fit(f"evaluate: {report.source}", summary, summary_rows(report), console.width)
+    console.print(table)
+    texts = [Column(name, _COMPACT.get(name), numeric=name != "arm", split=True)
+             for name in TEXT_HEADER]  # fmt: skip
+    table, _ = fit("results given as content text", texts, text_rows(report), console.width)
     console.print(table)
     optional = {"group": 3, "coverage": 2, "injected": 1}
     classes = [Column(name, numeric=name in arms or name == "injected", drop=optional.get(name, 0))

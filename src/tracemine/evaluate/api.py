@@ -25,6 +25,7 @@ from tracemine.evaluate.score import (
     replay_runs,
 )
 from tracemine.evaluate.split import from_suite, from_traces, split_tasks
+from tracemine.evaluate.text import as_text, judge, verdicts
 from tracemine.faults import FaultClass, FaultRecord, inject
 
 DEFINITIONS = {
@@ -46,6 +47,10 @@ DEFINITIONS = {
     "selection efficiency": "an arm's mean detection over covered classes divided by the "
     "oracle-peeking arm's; above 100% the arm buys detection with contracts the oracle "
     "dropped for false alarms",
+    "results as text": "the arm's monitor given every evaluation result (nominal and "
+    "faulted) as its content text, json.dumps of the value as an agent loop writes it, "
+    "instead of the parsed value: calls whose alarms are the same both ways, and the false "
+    "alarms on nominal calls judged as text",
     "calibration": "per tool, the false-alarm share mining predicted for its kept call-level "
     "contracts (provenance selection.tools[tool].predicted_fa) against the share of its "
     "nominal evaluation calls any alarm named (Wilson 95% interval); overall and per bin of "
@@ -171,8 +176,16 @@ def _score(
     result.noisiest = _noisiest(nominal)
     if arm.name in CALIBRATED:
         result.calibration = calibrate(arm.contracts, evaluation, nominal)
+    # the same runs with every result as its content text: (value verdicts, text verdicts)
+    judged: tuple[list[Any], list[Any]] | None = None
+    if not arm.status_only:
+        text_nominal = replay_runs(arm, as_text(evaluation))
+        judged = (verdicts(evaluation, nominal), verdicts(evaluation, text_nominal))
     for fault_class, (runs, truth) in faulted.items():
         replayed = replay_runs(arm, runs) if runs else {}
+        if runs and judged is not None:
+            judged[0].extend(verdicts(runs, replayed))
+            judged[1].extend(verdicts(runs, replay_runs(arm, as_text(runs))))
         detected = located = 0
         missed: list[str] = []
         for run_id, records in truth.items():
@@ -191,6 +204,9 @@ def _score(
                 examples=missed,
             )
         )  # fmt: skip
+    if judged is not None:
+        flagged_text = sum(len({s for a in f for s in a.seqs}) for f in text_nominal.values())
+        result.text = judge(*judged, _calls(evaluation), flagged_text)
     rates = [
         c.detection.rate
         for c in result.classes

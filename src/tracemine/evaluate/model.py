@@ -117,6 +117,15 @@ class Calibration(BaseModel):
     note: str = ""
 
 
+class TextJudgement(BaseModel):
+    """The arm's monitor given every evaluation result as its content text (as an agent
+    loop passes it) instead of the parsed value: the calls (nominal and faulted) judged
+    the same way both times, and the false alarms on nominal calls judged as text."""
+
+    agreement: Rate = Field(description="calls with the same alarms as text and as value")
+    false_alarms: Rate = Field(description="nominal evaluation calls with an alarm, as text")
+
+
 class ArmResult(BaseModel):
     """One arm: its contracts, its false alarms on nominal calls and its detection."""
 
@@ -139,6 +148,9 @@ class ArmResult(BaseModel):
     )
     noisiest: list[dict[str, Any]] = Field(
         default_factory=list, description="contracts raising most false alarms"
+    )
+    text: TextJudgement | None = Field(
+        default=None, description="the same runs judged with results as content text"
     )
     classes: list[ClassResult] = Field(default_factory=list)
 

@@ -61,6 +61,20 @@ SUMMARY_HEADER = ["arm", "contracts", "false alarms per nominal call [95% CI]",
                   "selection efficiency (÷ oracle)"]  # fmt: skip
 
 
+TEXT_HEADER = ["arm", "calls judged alike as text and as value",
+               "false alarms per nominal call, results as text [95% CI]"]  # fmt: skip
+
+
+def text_rows(report: EvaluationReport) -> list[list[str]]:
+    """One row per arm with a monitor: the same runs with every result given as its
+    content text (as an agent loop passes it) against the parsed values."""
+    return [
+        [arm.arm, arm.text.agreement.text(2), arm.text.false_alarms.text(2)]
+        for arm in report.arms
+        if arm.available and arm.text is not None
+    ]
+
+
 def class_rows(report: EvaluationReport, field: str = "detection") -> list[list[str]]:
     """One row per fault class: its group, coverage, faults injected and each arm's rate."""
     arms = [a for a in report.arms if a.available]
@@ -111,6 +125,8 @@ def to_markdown(report: EvaluationReport) -> str:
     parts += [f"- **{arm.arm}**: {arm.description}" for arm in report.arms] + [""]
     parts += [f"- {arm.arm}: {arm.note}" for arm in report.arms if arm.available and arm.note]
     parts += [""] if any(arm.available and arm.note for arm in report.arms) else []
+    parts += ["## Results given as content text", "",
+              _md_table(TEXT_HEADER, text_rows(report)), ""]  # fmt: skip
     parts += ["## Detection per fault class", "",
               _md_table(class_header(report), class_rows(report)), "",
               "## Localization per fault class (share of detected faults)", "",
@@ -221,6 +237,7 @@ def to_html(report: EvaluationReport) -> str:
         f"<title>tracemine evaluation</title><style>{style}</style></head><body>",
         "<h1>tracemine evaluation</h1>", f"<ul>{facts}</ul>",
         "<h2>Arms</h2>", _html_table(SUMMARY_HEADER, summary_rows(report)), arm_notes,
+        "<h2>Results given as content text</h2>", _html_table(TEXT_HEADER, text_rows(report)),
         "<h2>Detection per fault class</h2>", detection_chart(report.arms),
         _html_table(class_header(report), class_rows(report)),
         "<h2>Localization per fault class (share of detected faults)</h2>",
