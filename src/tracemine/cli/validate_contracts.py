@@ -34,6 +34,7 @@ def validate_contracts_command(
     if path is None:
         raise typer.BadParameter("give a contract file, or --schema")
     contracts = run(load_contracts, path)
+    run(_compiles, path)
     kinds = Counter(c.kind.value for c in contracts.contracts)
     statuses = Counter(c.status.value for c in contracts.contracts)
     if as_json:
@@ -49,6 +50,14 @@ def validate_contracts_command(
         f"{len(contracts.contracts)} contracts on {tools} tools ({by_status})",
         soft_wrap=True,
     )
+
+
+def _compiles(path: Path) -> None:
+    """Valid means the monitor can use it: its own reading of every contract, and every
+    contract it would enforce compiled (a bound no double can hold passes the model)."""
+    from tracemine.monitor import Monitor, read_document
+
+    Monitor.from_dict(read_document(path), include_proposed=True, origin=str(path))
 
 
 def schema_text() -> str:

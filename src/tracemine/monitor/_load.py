@@ -87,6 +87,14 @@ def parse_document(data: Any, origin: str = "contract file") -> list[Spec]:
 
 
 def _spec(item: Any, where: str) -> Spec:
+    try:
+        return _read_spec(item, where)
+    except (TypeError, ValueError, OverflowError, RecursionError) as exc:
+        # a value of a shape no check above foresaw: still one line naming the contract
+        raise ContractLoadError(f"{where}: unusable contract ({exc})") from None
+
+
+def _read_spec(item: Any, where: str) -> Spec:
     if not isinstance(item, dict):
         raise ContractLoadError(f"{where}: expected an object, got {_type(item)}")
     cid, tool, kind = item.get("id"), item.get("tool"), item.get("kind")
@@ -95,13 +103,13 @@ def _spec(item: Any, where: str) -> Spec:
     where = f"{where} ({cid})"
     if not isinstance(tool, str) or not tool:
         raise ContractLoadError(f"{where}: 'tool' must be a non-empty string")
-    if kind not in UNARY | RELATIONAL | RUN_LEVEL:
+    if not isinstance(kind, str) or kind not in UNARY | RELATIONAL | RUN_LEVEL:
         raise ContractLoadError(f"{where}: unknown kind {kind!r}")
     side = item.get("side")
     if side not in ("args", "result", "run"):
         raise ContractLoadError(f"{where}: 'side' must be args, result or run, got {side!r}")
     status = item.get("status", "proposed")
-    if status not in STATUSES:
+    if not isinstance(status, str) or status not in STATUSES:
         raise ContractLoadError(f"{where}: unknown status {status!r}")
     raw_paths = item.get("paths", [])
     if not isinstance(raw_paths, list) or not all(isinstance(p, str) for p in raw_paths):
@@ -140,7 +148,13 @@ def _path(text: str, where: str) -> Path:
 
 
 def _num(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite number a double can hold: a bound past 1.8e308 can bound nothing."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer too large for a double
+        return False
 
 
 def _check_params(kind: str, params: dict[str, Any], paths: tuple[Path, ...], where: str) -> None:

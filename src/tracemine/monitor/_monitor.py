@@ -84,7 +84,7 @@ class Monitor:
         for spec in self.contracts:
             try:
                 self._add(spec)
-            except ContractLoadError as exc:
+            except (ContractLoadError, TypeError, ValueError, OverflowError, RecursionError) as exc:
                 where = f"contract {spec.id} ({spec.tool}.{spec.kind})"
                 raise ContractLoadError(f"{where}: {exc}") from None
         for plan in self._plans.values():
