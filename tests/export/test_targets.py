@@ -156,3 +156,19 @@ def test_a_bound_against_an_earlier_call_goes_to_the_monitor_not_to_a_schema(
     assert [reason for _, reason in skipped] == [
         "run-level: a result schema sees one call at a time"
     ]
+
+
+def test_jsonschema_files_are_unique_per_tool(tmp_path: Path) -> None:
+    """Tool names that read alike once made safe for a file system (``get order``,
+    ``get/order``, ``get_order``, ``Get_Order``) get one schema file each."""
+    tools = ["get order", "get/order", "get_order", "Get_Order", "../../etc", "list_items"]
+    contracts = [Contract(tool=t, side="result", kind="type", paths=["result.id"],
+                          params={"type": "string"}, status="accepted") for t in tools]  # fmt: skip
+    report = export_contracts(ContractFile(contracts=contracts), "jsonschema", tmp_path / "s")
+    files = sorted((tmp_path / "s").iterdir())
+    assert len(files) == len(tools) == report.exported
+    assert len({f.name.lower() for f in files}) == len(tools)
+    titles = {json.loads(f.read_text())["title"] for f in files}
+    assert titles == {f"{t} result" for t in tools}
+    assert (tmp_path / "s" / "list_items.result.schema.json").is_file()  # plain stays plain
+    assert all(f.parent == tmp_path / "s" for f in files)

@@ -4,8 +4,11 @@ values, reading the arguments or spanning a run are reported, not dropped."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +65,23 @@ def result_schema(
     return schema, skipped
 
 
-def file_name(tool: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", tool) + SUFFIX
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def file_names(tools: Iterable[str]) -> dict[str, str]:
+    """A file name per tool, unique even where the tools' names are not safe as file
+    names: ``get order``, ``get/order`` and ``get_order`` all read ``get_order`` once
+    sanitized, and ``Get_Order`` meets ``get_order`` on a case-blind file system. Such a
+    tool's name gets a short hash of the real name; a plain, unshared name stays plain."""
+    tools = list(tools)
+    stems = {tool: _UNSAFE.sub("_", tool).strip(".") or "tool" for tool in tools}
+    shared = Counter(stem.lower() for stem in stems.values())
+    names = {}
+    for tool, stem in stems.items():
+        if stem != tool or shared[stem.lower()] > 1:
+            stem += "." + hashlib.sha256(tool.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        names[tool] = stem + SUFFIX
+    return names
 
 
 def export(
@@ -72,7 +90,9 @@ def export(
     """One ``<tool>.result.schema.json`` per tool in the directory ``out``."""
     result = Exported()
     hints_all = type_hints(source.contracts)
-    for tool, items in by_tool(contracts).items():
+    grouped = by_tool(contracts)
+    names = file_names(grouped)
+    for tool, items in grouped.items():
         hints = {path: t for (name, path), t in hints_all.items() if name == tool}
         schema, skipped = result_schema(tool, items, hints)
         for contract, reason in skipped:
@@ -81,7 +101,7 @@ def export(
             continue  # nothing of this tool's result could be said
         result.exported += len(schema["x-tracemine-contracts"])
         text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
-        result.files[out / file_name(tool)] = text
+        result.files[out / names[tool]] = text
     if not result.files:
         result.notes.append("no contract could be expressed as a result schema; nothing written")
     return result
