@@ -130,3 +130,32 @@ def test_a_map_path_localizes_a_fault_in_any_entry(
     contract_path: str, fault_path: str, related: bool
 ) -> None:
     assert _related(normalize(contract_path), normalize(fault_path)) is related
+
+
+def test_markdown_report_shows_trace_text_literally() -> None:
+    """Tool names and paths come from traces: in report.md they are text, never HTML or a
+    table row broken by a newline."""
+    from tracemine.evaluate.model import (
+        ArmResult,
+        Calibration,
+        EvaluationReport,
+        ToolCalibration,
+    )
+    from tracemine.evaluate.report import to_markdown
+
+    hostile = '<img src=x onerror="alert(1)">\nget_order'
+    calibration = Calibration(
+        tools=[ToolCalibration(tool=hostile, predicted=0.01, kept=3, realized=Rate.of(0, 9))],
+        realized=Rate.of(0, 9),
+    )
+    arm = ArmResult(arm="mined-crossfit", description="d", false_alarms=Rate.of(0, 9),
+                    run_false_alarms=Rate.of(0, 3), calibration=calibration,
+                    noisiest=[{"source": "violation", "id": "c_1", "tool": hostile,
+                               "path": "result.<b>x</b>", "alarms": 2}])  # fmt: skip
+    report = EvaluationReport(source=f"traces: {hostile}.jsonl", arms=[arm],
+                              notes=[f"{hostile} had no task id"])  # fmt: skip
+    markdown = to_markdown(report)
+    assert "<img" not in markdown and "<b>" not in markdown
+    assert '&lt;img src=x onerror="alert(1)"&gt; get_order' in markdown
+    for line in markdown.splitlines():
+        assert not line.startswith("get_order"), "a newline from a trace split a line"

@@ -95,9 +95,16 @@ def class_header(report: EvaluationReport) -> list[str]:
     ]
 
 
+def _md(text: str) -> str:
+    """Text from traces as Markdown shows it literally: renderers pass HTML through, so a
+    tool named ``<img src=x onerror=…>`` would be markup; a newline would end a table row."""
+    return escape(text, quote=False).replace("\r", " ").replace("\n", " ")
+
+
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(_md(cell).replace("|", "\\|") for cell in row) + " |"
+              for row in rows]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -119,11 +126,11 @@ def _facts(report: EvaluationReport) -> list[str]:
 def to_markdown(report: EvaluationReport) -> str:
     """The report as Markdown."""
     parts = ["# tracemine evaluation", ""]
-    parts += [f"- {fact}" for fact in _facts(report)]
+    parts += [f"- {_md(fact)}" for fact in _facts(report)]
     parts += ["", "## Arms", "", _md_table(SUMMARY_HEADER, summary_rows(report)), ""]
     # what each arm enforces, so the oracle reads as peeking wherever the table is read
     parts += [f"- **{arm.arm}**: {arm.description}" for arm in report.arms] + [""]
-    parts += [f"- {arm.arm}: {arm.note}" for arm in report.arms if arm.available and arm.note]
+    parts += [f"- {arm.arm}: {_md(arm.note)}" for arm in report.arms if arm.available and arm.note]
     parts += [""] if any(arm.available and arm.note for arm in report.arms) else []
     parts += ["## Results given as content text", "",
               _md_table(TEXT_HEADER, text_rows(report)), ""]  # fmt: skip
@@ -136,11 +143,11 @@ def to_markdown(report: EvaluationReport) -> str:
     for arm in report.arms:
         for n in arm.noisiest:
             parts.append(f"- {arm.arm}: {n['alarms']} × {n['source']} `{n['id']}` "
-                         f"{n['tool']} {n['path']}")  # fmt: skip
+                         f"{_md(n['tool'])} {_md(n['path'])}")  # fmt: skip
     parts += ["", "## Definitions", ""]
     parts += [f"- **{name}**: {text}" for name, text in report.definitions.items()]
     if report.notes:
-        parts += ["", "## Notes", ""] + [f"- {note}" for note in report.notes]
+        parts += ["", "## Notes", ""] + [f"- {_md(note)}" for note in report.notes]
     parts += ["", f"Evaluated in {report.seconds:.1f} s.", ""]
     return "\n".join(parts)
 
