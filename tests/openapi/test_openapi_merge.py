@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tracemine.errors import ContractFileError
 from tracemine.ingest import ingest
 from tracemine.model.contract import (
     Contract,
@@ -261,3 +262,15 @@ def test_two_specs_declaring_one_path_keep_both_declarations(tmp_path: Path) -> 
     assert next(c for c in enums if c.id == kept.id).params == kept.params
     # both specs saying total_cents is non-negative is one declaration
     assert len(find(merged, "result.total_cents", Kind.NON_NEGATIVE)) == 1
+
+
+def test_candidates_repeating_an_id_are_refused() -> None:
+    # a contract added by hand under the id of a mined one: which would a decision mean?
+    status = mined("result.status", Kind.ONE_OF, {"values": ["pending", "shipped"]})
+    by_hand = status.model_copy(update={"params": {"values": ["shipped"]}})
+    candidates = ContractFile(contracts=[status, mined("result.items", Kind.NON_EMPTY), by_hand])
+    with pytest.raises(ContractFileError) as raised:
+        merge(candidates, declared())
+    assert str(raised.value) == (
+        f"candidates: contract id {status.id} is repeated: contracts[0] and contracts[2]"
+    )

@@ -15,6 +15,10 @@ values, type, …) on the same tool, side and path:
   were never seen (listed in ``declared.unseen``), or when nothing could test it.
 
 Mined contracts no declaration speaks to are ``observed-only``.
+
+Every contract of the merged file has an id of its own. A declaration kept beside a mined
+contract of the same id (ids ignore parameter values) takes :func:`declared_id`; mined
+ids never change, so review decisions keyed by them keep applying.
 """
 
 from __future__ import annotations

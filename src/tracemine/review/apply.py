@@ -41,12 +41,9 @@ def apply_review(
     moved = _moved(out.contracts, entries)
     applied, stale = 0, []
     for contract in out.contracts:
-        if contract.id in moved:
-            entry = entries[moved[contract.id]]
-        elif contract.id in moved.values():
+        if contract.id in moved.values():
             continue  # the decision under this id was made on the declaration now apart
-        else:
-            entry = entries.get(contract.id)
+        entry = entries.get(moved.get(contract.id, contract.id))
         if entry is None:
             continue
         decision = entry.decision() if hasattr(entry, "decision") else Decision(**dict(entry))
