@@ -126,3 +126,24 @@ def test_accepted_contracts_load_without_a_notice(write_contracts) -> None:
         warnings.simplefilter("error")
         monitor = Monitor.load(write_contracts(contract("non_empty", ["result.items"])))
     assert monitor.notices == () and monitor.ignored_proposed == 0
+
+
+def _twice(first: str, second: str) -> dict:
+    one_of = {**GOOD, "id": "c_8b3ccbacafb7", "kind": "one_of", "paths": ["result.status"]}
+    return {"schema_version": "1", "contracts": [
+        GOOD,
+        {**one_of, "params": {"values": ["delivered", "placed", "shipped"]}, "status": first},
+        {**one_of, "params": {"values": ["shipped", "delivered", "cancelled"]}, "status": second},
+    ]}  # fmt: skip
+
+
+@pytest.mark.parametrize(("first", "second"), [("accepted", "proposed"), ("accepted", "rejected")])
+def test_one_id_for_two_contracts_is_refused(tmp_path, first, second) -> None:
+    # a receipt naming c_8b3c… could not say which enum fired; even a rejected twin makes
+    # the file ambiguous for the decisions and receipts that name it
+    data = _twice(first, second)
+    message = r"contract id c_8b3ccbacafb7 is repeated: contracts\[1\] and contracts\[2\]"
+    with pytest.raises(ContractLoadError, match="contracts.json: " + message):
+        Monitor.load(_write(tmp_path, data))
+    with pytest.raises(ContractLoadError, match="^merged: " + message + "$"):
+        Monitor.from_dict(data, origin="merged", include_proposed=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tracemine.errors import ContractFileError
 from tracemine.ingest import ingest
 from tracemine.model.contract import (
     Contract,
@@ -18,6 +19,9 @@ from tracemine.model.contract import (
     MergeLabel,
     Side,
     Source,
+    contract_id,
+    declared_id,
+    repeated_id,
 )
 from tracemine.openapi import declared_contracts, label_counts, load_spec, map_tools, merge
 
@@ -164,3 +168,109 @@ def test_store_overrides_a_calibrated_mined_bound(store: Path) -> None:
     merged = merge(candidates, declared(), db=store)
     (total,) = find(merged, "result.total_cents", Kind.NON_NEGATIVE)
     assert total.label == MergeLabel.DECLARED_OBSERVED
+
+
+def assert_ids_unique(merged: ContractFile) -> None:
+    ids = [c.id for c in merged.contracts]
+    assert repeated_id(ids) is None, repeated_id(ids)
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        # the traces show a value the stale enum lacks: both stay, the spec contradicted
+        mined("result.status", Kind.ONE_OF, {"values": ["delivered", "placed", "shipped"]}),
+        # a mined bound looser than the declared one absorbs nothing: both stay
+        mined("result.note", Kind.LENGTH, {"max": 900}),
+        # another id shape than the declared pattern
+        mined("result.id", Kind.PATTERN, {"regex": "^#W[0-9]+$"}),
+        # saying what the spec says, but violated out of sample: the spec is contradicted
+        mined("result.total_cents", Kind.NON_NEGATIVE, heldout_violations=2),
+    ],
+    ids=["one_of-conflict", "length-looser", "pattern-other", "equal-but-violated"],
+)
+def test_a_declaration_kept_beside_a_mined_contract_has_its_own_id(kept: Contract) -> None:
+    merged = merge(ContractFile(contracts=[kept]), declared())
+    assert_ids_unique(merged)
+    same = find(merged, kept.paths[0], kept.kind)
+    by_source = {tuple(c.sources): c for c in same}
+    assert set(by_source) == {(Source.MINED,), (Source.DECLARED,)}
+    assert by_source[(Source.MINED,)].id == kept.id == contract_id(kept)  # mined ids stay
+    stale = by_source[(Source.DECLARED,)]
+    assert stale.id == declared_id(stale) != kept.id
+
+
+def test_ids_survive_a_remine_that_sees_one_more_value() -> None:
+    def merged_ids(values: list[str]) -> tuple[str, str]:
+        status = mined("result.status", Kind.ONE_OF, {"values": values})
+        merged = merge(ContractFile(contracts=[status]), declared())
+        by_source = {tuple(c.sources): c.id for c in find(merged, "result.status", Kind.ONE_OF)}
+        return by_source[(Source.MINED,)], by_source[(Source.DECLARED,)]
+
+    mined_at, declared_at = merged_ids(["delivered", "placed"])
+    assert mined_at != declared_at
+    assert merged_ids(["delivered", "placed", "returned"]) == (mined_at, declared_at)
+
+
+def test_a_declaration_contradicted_by_the_store_has_its_own_id(store: Path) -> None:
+    # the store holds quantity -1: the declared minimum is violated, while the mined
+    # non_negative (from other traces) says the same as the spec
+    quantity = mined("result.items[*].quantity", Kind.NON_NEGATIVE)
+    merged = merge(ContractFile(contracts=[quantity]), declared(), db=store)
+    assert_ids_unique(merged)
+    labels = {c.id: (c.sources, c.label) for c in find(merged, quantity.paths[0], quantity.kind)}
+    assert labels[quantity.id] == ([Source.MINED], MergeLabel.OBSERVED_ONLY)
+    assert len(labels) == 2
+
+
+OTHER_SPEC = """\
+openapi: 3.0.3
+info: {title: Orders v2, version: "2.0"}
+paths:
+  /orders/{order_id}:
+    get:
+      operationId: getOrder
+      responses:
+        "200":
+          description: The order.
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  status: {type: string, enum: [placed, shipped, delivered, returned]}
+                  total_cents: {type: integer, minimum: 0}
+"""
+
+
+def test_two_specs_declaring_one_path_keep_both_declarations(tmp_path: Path) -> None:
+    other = tmp_path / "orders-v2.yaml"
+    other.write_text(OTHER_SPEC)
+    spec = load_spec(other)
+    second = declared_contracts(spec, map_tools([spec], [TOOL]).tools)
+    first = declared()
+    merged = merge(ContractFile(), [*first, *second])
+    assert_ids_unique(merged)
+    enums = find(merged, "result.status", Kind.ONE_OF)
+    assert sorted(sorted(c.params["values"]) for c in enums) == [
+        ["cancelled", "delivered", "pending", "shipped"],
+        ["delivered", "placed", "returned", "shipped"],
+    ]
+    # the first spec's declaration keeps the id a review file knows it by
+    (kept,) = [c for c in first if c.paths == ["result.status"] and c.kind == Kind.ONE_OF]
+    assert {c.id for c in enums} == {kept.id, declared_id(enums[1])}
+    assert next(c for c in enums if c.id == kept.id).params == kept.params
+    # both specs saying total_cents is non-negative is one declaration
+    assert len(find(merged, "result.total_cents", Kind.NON_NEGATIVE)) == 1
+
+
+def test_candidates_repeating_an_id_are_refused() -> None:
+    # a contract added by hand under the id of a mined one: which would a decision mean?
+    status = mined("result.status", Kind.ONE_OF, {"values": ["pending", "shipped"]})
+    by_hand = status.model_copy(update={"params": {"values": ["shipped"]}})
+    candidates = ContractFile(contracts=[status, mined("result.items", Kind.NON_EMPTY), by_hand])
+    with pytest.raises(ContractFileError) as raised:
+        merge(candidates, declared())
+    assert str(raised.value) == (
+        f"candidates: contract id {status.id} is repeated: contracts[0] and contracts[2]"
+    )

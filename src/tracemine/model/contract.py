@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path as FilePath
@@ -347,6 +348,33 @@ def contract_id(contract: Contract) -> str:
     return "c_" + hashlib.sha256(payload.encode()).hexdigest()[:12]
 
 
+def declared_id(contract: Contract) -> str:
+    """The id of a declaration kept on its own beside a contract of its :func:`contract_id`
+    (the mined enum the traces showed, another spec's enum on the same path): it covers
+    the parameters' *values*, since those are what differ, and is marked declared, since
+    a contradicted declaration can say exactly what the mined contract says. It depends
+    on the declaration alone, so it is as stable as the spec."""
+    when = contract.when.model_dump(mode="json") if contract.when else None
+    payload = json.dumps(
+        ["declared", contract.kind.value, contract.tool, contract.side.value, contract.paths,
+         contract.params, when],
+        sort_keys=True, default=str,
+    )  # fmt: skip
+    return "c_" + hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def repeated_id(ids: Sequence[str]) -> tuple[str, int, int] | None:
+    """The first id that occurs twice in ``ids``, with both positions; ``None`` if all
+    differ. Decisions, receipts and ``implied_by`` name contracts by id, so an id must
+    stand for one contract in a file."""
+    first: dict[str, int] = {}
+    for index, cid in enumerate(ids):
+        if cid in first:
+            return cid, first[cid], index
+        first[cid] = index
+    return None
+
+
 class ContractFile(BaseModel):
     """The versioned contract file (``contracts.json``) every later stage reads."""
 
@@ -373,8 +401,9 @@ def contract_file_schema() -> dict[str, Any]:
 
 
 def load_contracts(path: str | FilePath) -> ContractFile:
-    """Read a contract file. A file that is not JSON, of another ``schema_version``, or
-    invalid raises :class:`ContractFileError` naming the file and the field, e.g.
+    """Read a contract file. A file that is not JSON, of another ``schema_version``,
+    invalid, or giving two contracts one id raises :class:`ContractFileError` naming the
+    file and the field, e.g.
     ``candidates.json: contracts[3] (c_1a2b…): params.regex: field required``."""
     path = FilePath(path)
     try:
@@ -403,6 +432,12 @@ def parse_contracts(data: Any, origin: str = "contract file") -> ContractFile:
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise ContractFileError(f"{origin}: {'; '.join(problems[:3])}{more}")
+    repeated = repeated_id([c.id for c in parsed.contracts])
+    if repeated:
+        cid, first, second = repeated
+        raise ContractFileError(
+            f"{origin}: contract id {cid} is repeated: contracts[{first}] and contracts[{second}]"
+        )
     return parsed
 
 

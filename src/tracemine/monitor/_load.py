@@ -1,7 +1,7 @@
 """Reading a contract file with the standard library: the version, the structure of every
-contract and the parameters its kind needs. Anything wrong refuses the whole file with a
-:class:`ContractLoadError` naming the contract and the field, so a monitor never runs on a
-file it half understood."""
+contract, the parameters its kind needs and one id per contract. Anything wrong refuses
+the whole file with a :class:`ContractLoadError` naming the contract and the field, so a
+monitor never runs on a file it half understood."""
 
 from __future__ import annotations
 
@@ -83,7 +83,18 @@ def parse_document(data: Any, origin: str = "contract file") -> list[Spec]:
     contracts = data.get("contracts")
     if not isinstance(contracts, list):
         raise ContractLoadError(f"{origin}: 'contracts' must be a list, got {_type(contracts)}")
-    return [_spec(item, f"{origin}: contracts[{i}]") for i, item in enumerate(contracts)]
+    specs = [_spec(item, f"{origin}: contracts[{i}]") for i, item in enumerate(contracts)]
+    first: dict[str, int] = {}
+    for index, spec in enumerate(specs):
+        if spec.id in first:
+            # receipts, implied_by and review decisions name contracts by id: one id
+            # standing for two contracts would hide which of them fired
+            raise ContractLoadError(
+                f"{origin}: contract id {spec.id} is repeated: "
+                f"contracts[{first[spec.id]}] and contracts[{index}]"
+            )
+        first[spec.id] = index
+    return specs
 
 
 def _spec(item: Any, where: str) -> Spec:

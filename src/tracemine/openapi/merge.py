@@ -15,16 +15,22 @@ values, type, …) on the same tool, side and path:
   were never seen (listed in ``declared.unseen``), or when nothing could test it.
 
 Mined contracts no declaration speaks to are ``observed-only``.
+
+Every contract of the merged file has an id of its own. A declaration kept beside a mined
+contract of the same id (ids ignore parameter values) takes :func:`declared_id`; mined
+ids never change, so review decisions keyed by them keep applying.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tracemine.errors import ContractFileError
 from tracemine.model.contract import (
     Contract,
     ContractFile,
@@ -33,6 +39,8 @@ from tracemine.model.contract import (
     Kind,
     MergeLabel,
     Source,
+    declared_id,
+    repeated_id,
 )
 from tracemine.openapi.observe import Observation, Observer
 
@@ -66,7 +74,13 @@ def merge(
     if observer is None and db is not None:
         with Observer(db) as opened:
             return merge(candidates, declared, observer=opened)
-    mined = [_fresh(c) for c in candidates.contracts if set(c.sources) - set(_DECLARING)]
+    kept = [i for i, c in enumerate(candidates.contracts) if set(c.sources) - set(_DECLARING)]
+    mined = [_fresh(candidates.contracts[i]) for i in kept]
+    repeated = repeated_id([m.id for m in mined])
+    if repeated:
+        cid, first, second = repeated
+        where = f"contracts[{kept[first]}] and contracts[{kept[second]}]"
+        raise ContractFileError(f"candidates: contract id {cid} is repeated: {where}")
     index: dict[tuple[Any, ...], list[Contract]] = {}
     for m in mined:
         key = _key(m)
@@ -94,6 +108,7 @@ def merge(
         if m.label is None:
             m.label = MergeLabel.OBSERVED_ONLY
     alone.sort(key=lambda c: (c.tool, c.side.value, c.paths, c.kind.value))
+    _own_ids(mined, alone)
     return ContractFile(
         generated_at=datetime.now(UTC),
         provenance={**candidates.provenance, "merge": {"labels": label_counts(mined + alone)}},
@@ -118,11 +133,31 @@ def _fresh(c: Contract) -> Contract:
 
 
 def _unique_declared(declared: Sequence[Contract]) -> list[Contract]:
+    """One contract per declaration: specs that declare the same thing (one source said
+    it twice, two documents agree) become one with all their sources; declarations that
+    differ in their values (two specs' enums on one path) each stay, to be merged and
+    reviewed on their own."""
     seen: dict[str, Contract] = {}
     for d in declared:
-        kept = seen.setdefault(d.id, d.model_copy(deep=True))
+        kept = seen.setdefault(declared_id(d), d.model_copy(deep=True))
         kept.sources = list(dict.fromkeys([*kept.sources, *d.sources]))
     return list(seen.values())
+
+
+def _own_ids(mined: Sequence[Contract], alone: Sequence[Contract]) -> None:
+    """Give each declaration kept on its own an id no other contract has.
+
+    Ids ignore parameter values so that a re-mine seeing one more value keeps its
+    decisions; a declaration beside a mined contract of its path and kind (the traces
+    contradict it) or beside another spec's declaration therefore starts with their id.
+    Mined ids never change; such a declaration takes :func:`declared_id` instead, so
+    a reviewer can reject the stale declaration without touching the mined contract."""
+    taken = Counter(c.id for c in [*mined, *alone])
+    for d in reversed(alone):  # of two specs' declarations, the first keeps the id
+        if taken[d.id] > 1:
+            taken[d.id] -= 1
+            d.id = declared_id(d)
+            taken[d.id] += 1
 
 
 def _key(c: Contract) -> tuple[Any, ...] | None:

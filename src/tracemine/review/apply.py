@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from tracemine.errors import InputError
 from tracemine.model.contract import (
@@ -15,6 +16,7 @@ from tracemine.model.contract import (
     Kind,
     MergeLabel,
     Source,
+    contract_id,
     load_contracts,
 )
 from tracemine.review.decisions import ReviewFile, evidence_digest, load_review, review_path
@@ -27,16 +29,21 @@ def apply_review(
 
     Decisions match by contract id, which is stable across re-mining. What happened is
     recorded in ``provenance["review"]``: how many decisions applied, which are ``stale``
-    (the evidence changed since the decision) and which are ``orphaned`` (no contract of
-    that id any more). Stale decisions still apply; :func:`is_stale` flags them.
+    (the evidence changed since the decision), which are ``orphaned`` (no contract of
+    that id any more) and which ``moved`` (made on a declaration that shared its id with
+    a mined contract, now under the declaration's own id). Stale decisions still apply;
+    :func:`is_stale` flags them.
 
     >>> reviewed = apply_review(contracts, load_review("x.review.yaml"))  # doctest: +SKIP
     """
     entries = decisions.decisions if isinstance(decisions, ReviewFile) else decisions
     out = contracts.model_copy(deep=True)
+    moved = _moved(out.contracts, entries)
     applied, stale = 0, []
     for contract in out.contracts:
-        entry = entries.get(contract.id)
+        if contract.id in moved.values():
+            continue  # the decision under this id was made on the declaration now apart
+        entry = entries.get(moved.get(contract.id, contract.id))
         if entry is None:
             continue
         decision = entry.decision() if hasattr(entry, "decision") else Decision(**dict(entry))
@@ -52,10 +59,29 @@ def apply_review(
             "decisions": len(entries),
             "applied": applied,
             "stale": stale,
-            "orphaned": sorted(set(entries) - known),
+            "orphaned": sorted(set(entries) - known - set(moved.values())),
+            "moved": {old: new for new, old in moved.items()},
         },
     }
     return out
+
+
+def _moved(contracts: Sequence[Contract], entries: Mapping[str, Any]) -> dict[str, str]:
+    """Decisions made on a declaration while it shared its id with a mined contract (a
+    merge before declarations got ids of their own): new id → the id decided on.
+
+    Such a decision is keyed by the shared id; it belongs to the declaration when its
+    evidence digest is the declaration's, which a mined contract's never is (their
+    sources differ)."""
+    moved = {}
+    for contract in contracts:
+        shared = contract_id(contract)
+        if shared == contract.id or contract.id in entries or shared not in entries:
+            continue
+        digest = getattr(entries[shared], "evidence_digest", None)
+        if digest is not None and digest == evidence_digest(contract):
+            moved[contract.id] = shared
+    return moved
 
 
 def is_stale(contract: Contract) -> bool:
@@ -76,7 +102,11 @@ def load_reviewed(
     decisions = load_review(path)
     if not decisions.contracts:
         decisions.contracts = Path(contracts_path).name
-    return apply_review(contracts, decisions), decisions, path
+    reviewed = apply_review(contracts, decisions)
+    for old, new in reviewed.provenance["review"]["moved"].items():
+        # saved under the declaration's own id from the next decision on
+        decisions.decisions[new] = decisions.decisions.pop(old)
+    return reviewed, decisions, path
 
 
 def _choices(values: str | Sequence[str] | None, enum: type[StrEnum], option: str) -> set[str]:
