@@ -126,3 +126,26 @@ def test_a_reading_that_stored_no_calls_does_not_block_the_right_one(tmp_path: P
     assert "earlier reading as flat stored no calls" in f.detail
     assert _rows(db, "SELECT source_format, calls_stored FROM ingests") == [("openai_chat", 1)]
     assert _rows(db, "SELECT count(*) FROM quarantine WHERE reason LIKE '%tool%'") == [(0,)]
+
+
+def test_records_without_calls_are_a_warning_and_with_no_other_calls_a_failure(
+    tmp_path: Path,
+) -> None:
+    """Chat spans recorded without their messages (content capture off) hold no call: the
+    summary says which reader ran and what it reads; the exit code fails the ingest when
+    no file gave a call."""
+    chat = {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "chat gpt-4o-mini",
+            "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]}  # fmt: skip
+    spans = tmp_path / "spans.jsonl"
+    spans.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [chat]}]}]}) + "\n")
+    alone = tracemine("ingest", "spans.jsonl", "--db", "a.duckdb", cwd=tmp_path)
+    assert alone.returncode == 1, alone.stdout + alone.stderr
+    out = " ".join(alone.stdout.split())
+    assert "spans.jsonl: the otlp reader found no tool calls in 1 records; it reads GenAI " \
+           "execute_tool spans" in out  # fmt: skip
+    assert "gen_ai.input.messages" in out
+    assert "warning: spans.jsonl: no tool calls stored from its 1 records" in out
+    shutil.copy(STDIO, tmp_path / "session.jsonl")
+    beside = tracemine("ingest", "spans.jsonl", "session.jsonl", "--db", "b.duckdb", cwd=tmp_path)
+    assert beside.returncode == 0, beside.stdout + beside.stderr
+    assert "warning: spans.jsonl: no tool calls stored" in beside.stdout
