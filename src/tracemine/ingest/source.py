@@ -46,15 +46,19 @@ def file_hash(path: Path) -> tuple[str, int]:
 
 
 def layout(path: Path) -> str:
-    """'jsonl', 'array' or 'document', judged from the first line."""
+    """'jsonl', 'array' or 'document', judged from the first line. A file that is one
+    JSON array on one line is an 'array', read element by element as the same array
+    written over many lines is (a JSONL line that is an array is a unit of its own)."""
     with open_binary(path) as handle:
         try:
             first = handle.readline(1 << 26)
+            stripped = first.strip()
+            if stripped[:1] == b"[" and stripped[-1:] == b"]" and _only_blank_after(handle):
+                return "array"
         except (OSError, EOFError):
             # a gzip stream truncated inside its first line: read as lines, the break is
             # quarantined like a truncation anywhere else in the file
             return "jsonl"
-    stripped = first.strip()
     if not stripped:
         return "jsonl"
     try:
@@ -69,6 +73,14 @@ def layout(path: Path) -> str:
     if stripped[:1] == b"{":
         return "document"
     return "jsonl"
+
+
+def _only_blank_after(handle: IO[bytes]) -> bool:
+    """Whether nothing but white space follows in ``handle``."""
+    while chunk := handle.read(1 << 16):
+        if chunk.strip():
+            return False
+    return True
 
 
 Progress = Callable[[int], None]
