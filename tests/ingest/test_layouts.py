@@ -41,3 +41,16 @@ def test_a_one_line_json_array_is_read_as_the_same_array_over_many_lines(
     assert detect_format(one) == detect_format(many) == name.split("/")[0]
     calls = _calls(one)
     assert calls and calls == _calls(many)
+
+
+def test_json_documents_one_after_another_are_read_one_by_one(tmp_path: Path) -> None:
+    """What ConsoleSpanExporter prints: pretty-printed objects in a row; a broken one is
+    quarantined where it breaks, those before it are kept."""
+    calls = [{"run_id": "r", "tool": "get", "call_id": f"c{i}", "arguments": {"i": i},
+              "result": {"ok": True}} for i in range(2)]  # fmt: skip
+    src = tmp_path / "calls.json"
+    src.write_text("".join(json.dumps(c, indent=4) + "\n" for c in calls) + '{\n    "run_id": "r",')
+    units = list(iter_units(src))
+    assert [(n, u) for n, u in units[:2]] == [(1, calls[0]), (2, calls[1])]
+    ((position, bad),) = units[2:]
+    assert position == 3 and isinstance(bad, BadUnit) and "document 3" in bad.reason

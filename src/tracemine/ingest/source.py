@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,9 +88,10 @@ Progress = Callable[[int], None]
 
 
 def iter_units(path: Path, progress: Progress | None = None) -> Iterator[tuple[int, Any]]:
-    """Yield ``(position, unit)``: position is the 1-based line (JSONL) or element number
-    (array); a unit that cannot be parsed is a :class:`BadUnit`. ``progress`` is called now
-    and then with the number of bytes of the file read so far."""
+    """Yield ``(position, unit)``: position is the 1-based line (JSONL), element number
+    (array) or document number (documents one after another); a unit that cannot be
+    parsed is a :class:`BadUnit`. ``progress`` is called now and then with the number of
+    bytes of the file read so far."""
     shape = layout(path)
     if shape == "jsonl":
         yield from _iter_jsonl(path, progress)
@@ -160,4 +162,20 @@ def _iter_document(path: Path) -> Iterator[tuple[int, Any]]:
     except RecursionError:
         yield 1, BadUnit("JSON nested too deeply", raw)
     except ValueError as exc:
-        yield 1, BadUnit(f"invalid JSON document: {exc}", excerpt(raw))
+        yield from _iter_documents(raw, f"invalid JSON document: {exc}")
+
+
+def _iter_documents(raw: bytes, invalid: str) -> Iterator[tuple[int, Any]]:
+    """JSON documents one after another (what OpenTelemetry's ``ConsoleSpanExporter``
+    prints: a pretty-printed object a span), numbered from 1; ``invalid`` is the reason
+    given when not even the first is whole."""
+    position = 0
+    try:
+        documents = ijson.items(io.BytesIO(raw), "", multiple_values=True, use_float=True)
+        for position, document in enumerate(documents, 1):
+            yield position, document
+    except (ijson.JSONError, ValueError, RecursionError) as exc:
+        if position == 0:
+            yield 1, BadUnit(invalid, excerpt(raw))
+        else:
+            yield position + 1, BadUnit(f"JSON document {position + 1} is invalid: {exc}", "")

@@ -10,6 +10,11 @@
                         {"key": "gen_ai.tool.name", "value": {"stringValue": "get_order"}}],
          "status": {"code": 2, "message": "..."}}]}]}]}
 
+The OpenTelemetry SDK's ``ConsoleSpanExporter`` output (each span a pretty-printed JSON
+object, ``{"name", "context": {"trace_id", "span_id"}, "parent_id", "start_time",
+"attributes": {...}, "status": {"status_code"}, "resource"}``, one after another) is read
+too, span by span.
+
 Attribute values are typed (``stringValue``, ``intValue`` as a string, ``doubleValue``,
 ``boolValue``, ``arrayValue``, ``kvlistValue``); snake_case field names, as protobuf JSON
 parsers accept, are read too.
@@ -44,6 +49,7 @@ from. Spans of a trace arrive on many lines, so calls are kept until the end of 
 from __future__ import annotations
 
 import contextlib
+from datetime import UTC
 from typing import Any
 
 from tracemine.ingest.readers._chat_spans import ChatSpans
@@ -109,6 +115,8 @@ def _value(raw: Any) -> Any:
 
 
 def _attributes(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):  # the console exporter's plain JSON object
+        return raw
     found: dict[str, Any] = {}
     for item in raw if isinstance(raw, list) else []:
         if isinstance(item, dict) and isinstance(item.get("key"), str):
@@ -171,14 +179,22 @@ class OtlpReader(Reader):
 
     @classmethod
     def sniff(cls, unit: Any) -> bool:
-        return isinstance(unit, dict) and any(
-            isinstance(unit.get(key), list) for key in _RESOURCE_SPANS
+        return isinstance(unit, dict) and (
+            any(isinstance(unit.get(key), list) for key in _RESOURCE_SPANS)
+            or _is_console_span(unit)
         )
 
     def feed(self, unit: Any, line: int, out: Sink) -> None:
         rs_key = next((k for k in _RESOURCE_SPANS if isinstance(unit, dict) and k in unit), None)
+        if rs_key is None and _is_console_span(unit):
+            resource = as_dict(unit.get("resource")).get("attributes")
+            self._span(_from_console(unit), _attributes(resource), line, "", out)
+            return
         if rs_key is None or not isinstance(unit[rs_key], list):
-            raise BadRecord("expected an OTLP export object with a 'resourceSpans' array")
+            raise BadRecord(
+                "expected an OTLP export object with a 'resourceSpans' array, or a span "
+                "as the SDK's ConsoleSpanExporter prints it"
+            )
         for r, resource_spans in enumerate(unit[rs_key]):
             if not isinstance(resource_spans, dict):
                 continue
@@ -256,7 +272,7 @@ class OtlpReader(Reader):
         call_id = as_str(_first(attrs, "gen_ai.tool.call.id", "tool_call.id", "jsonrpc.request.id"))
         return self.new_call(
             source_line=line,
-            source_pointer=pointer,
+            source_pointer=pointer or None,  # a console span is the unit itself
             run_id="",  # decided at the end of the file, when the whole trace is known
             session_id=as_str(_first(attrs, *_SESSION_KEYS)),
             call_id=call_id,
@@ -336,6 +352,48 @@ class OtlpReader(Reader):
         if trace_id and trace_id not in run["metadata"]["trace_ids"]:
             run["metadata"]["trace_ids"].append(trace_id)
         return run_id, session, task_id
+
+
+def _is_console_span(unit: Any) -> bool:
+    """A span as ``ConsoleSpanExporter`` prints it (``ReadableSpan.to_json``)."""
+    context = unit.get("context") if isinstance(unit, dict) else None
+    return isinstance(context, dict) and "span_id" in context and "name" in unit
+
+
+def _console_ns(value: Any) -> str | None:
+    """Nanoseconds since the epoch of the exporter's ISO 8601 times."""
+    when = parse_time(value)
+    if when is None:
+        return None
+    whole = int(when.replace(tzinfo=UTC).timestamp())
+    return str(whole * 10**9 + when.microsecond * 1000)
+
+
+def _hex(value: Any) -> str | None:
+    return value.removeprefix("0x") if isinstance(value, str) else None
+
+
+_CONSOLE_STATUS = {"ERROR": 2, "OK": 1, "UNSET": 0}
+
+
+def _from_console(unit: dict[str, Any]) -> dict[str, Any]:
+    """The console exporter's span in OTLP/JSON's field names (its attributes, already
+    plain JSON, are read as they are)."""
+    context, status = as_dict(unit.get("context")), as_dict(unit.get("status"))
+    return {
+        "traceId": _hex(context.get("trace_id")) or "",
+        "spanId": _hex(context.get("span_id")),
+        "parentSpanId": _hex(unit.get("parent_id")),
+        "name": unit.get("name"),
+        "startTimeUnixNano": _console_ns(unit.get("start_time")),
+        "endTimeUnixNano": _console_ns(unit.get("end_time")),
+        "attributes": as_dict(unit.get("attributes")),
+        "status": {
+            "code": _CONSOLE_STATUS.get(as_str(status.get("status_code")) or "", 0),
+            "message": status.get("description"),
+        },
+        "events": [as_dict(e) for e in unit.get("events") or []],
+    }
 
 
 def _status(span: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, str | None, str | None]:
