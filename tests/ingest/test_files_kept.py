@@ -149,3 +149,22 @@ def test_records_without_calls_are_a_warning_and_with_no_other_calls_a_failure(
     beside = tracemine("ingest", "spans.jsonl", "session.jsonl", "--db", "b.duckdb", cwd=tmp_path)
     assert beside.returncode == 0, beside.stdout + beside.stderr
     assert "warning: spans.jsonl: no tool calls stored" in beside.stdout
+
+
+def test_a_file_an_older_reader_found_nothing_in_is_read_again(tmp_path: Path) -> None:
+    """A store that read chat spans before their messages were read (OTLP reader 1)
+    holds the file with no calls: ingesting it again reads it, not skips it."""
+    src = FIXTURES / "otlp" / "chat_spans.jsonl"
+    db = tmp_path / "s.duckdb"
+    ingest([src], db)
+    con = duckdb.connect(str(db))
+    try:  # what the first version of the reader left: the file, its runs, no call
+        con.execute("DELETE FROM json_values")
+        con.execute("DELETE FROM calls")
+        con.execute("UPDATE ingests SET adapter_version = '1', calls_stored = 0")
+    finally:
+        con.close()
+    (again,) = ingest([src], db).files
+    assert (again.outcome, again.calls) == ("replaced", 5)
+    assert "earlier reading as otlp stored no calls" in again.detail
+    assert ingest([src], db).files[0].outcome == "skipped"

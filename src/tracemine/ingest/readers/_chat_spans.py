@@ -140,8 +140,10 @@ class ChatSpans:
         holds the ``(run id, call id)`` of calls ``execute_tool`` spans already gave."""
         runs: dict[str, tuple[dict[str, Any], ChatTrace]] = {}
         for trace_id, trace in self.traces.items():
-            first = min((s.line for s in (*trace.calls.values(), *trace.responses.values())),
-                        default=0)  # fmt: skip
+            sightings = [*trace.calls.values(), *trace.responses.values()]
+            if not sightings:  # messages that only spoke of tool calls: no run from them
+                continue
+            first = min(s.line for s in sightings)
             run = run_of(trace_id, trace.conversation, trace.session, first)
             _, merged = runs.setdefault(run["run_id"], (run, ChatTrace()))
             for key, sighting in trace.calls.items():
