@@ -141,10 +141,10 @@ def test_records_without_calls_are_a_warning_and_with_no_other_calls_a_failure(
     alone = tracemine("ingest", "spans.jsonl", "--db", "a.duckdb", cwd=tmp_path)
     assert alone.returncode == 1, alone.stdout + alone.stderr
     out = " ".join(alone.stdout.split())
-    assert "spans.jsonl: the otlp reader found no tool calls in 1 records; it reads GenAI " \
+    assert "spans.jsonl: the otlp reader found no tool calls in 1 record; it reads GenAI " \
            "execute_tool spans" in out  # fmt: skip
     assert "gen_ai.input.messages" in out
-    assert "warning: spans.jsonl: no tool calls stored from its 1 records" in out
+    assert "warning: spans.jsonl: no tool calls stored from its 1 record" in out
     shutil.copy(STDIO, tmp_path / "session.jsonl")
     beside = tracemine("ingest", "spans.jsonl", "session.jsonl", "--db", "b.duckdb", cwd=tmp_path)
     assert beside.returncode == 0, beside.stdout + beside.stderr

@@ -104,8 +104,9 @@ def render(report: IngestReport) -> None:
         if f.detail:
             console.print(f"  {f.source_file}: {f.detail}", markup=False)
     for f in _without_calls(report):
+        records = "record" if f.units_read == 1 else "records"
         console.print(f"[bold yellow]warning:[/] {escape(f.source_file)}: no tool calls stored "
-                      f"from its {f.units_read} records (see above)")  # fmt: skip
+                      f"from its {f.units_read} {records} (see above)")  # fmt: skip
     read, stored = report.total("units_read"), report.total("units_stored")
     quarantined = report.total("units_quarantined")
     console.print(

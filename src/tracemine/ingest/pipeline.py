@@ -379,7 +379,8 @@ def no_calls_warning(reader: type[Reader], records: int) -> str:
     """What a file of ``records`` records and no calls is told: which reader ran and
     what it looks for."""
     looks_for = getattr(reader, "looks_for", "") or _summary(reader)
-    return f"the {reader.name} reader {NO_CALLS} in {records} records; it reads {looks_for}"
+    counted = "1 record" if records == 1 else f"{records} records"
+    return f"the {reader.name} reader {NO_CALLS} in {counted}; it reads {looks_for}"
 
 
 def _summary(reader: type[Reader]) -> str:
