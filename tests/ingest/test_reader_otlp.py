@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tracemine.ingest.readers.base import Sink
@@ -177,3 +178,91 @@ def test_tool_name_from_span_name() -> None:
     named = span("s1", name="execute_tool lookup", gen_ai__operation__name="execute_tool")
     (got,) = read(export(named)).calls
     assert (got["tool"], got["anomalies"]) == ("lookup", ["tool_name_from_span"])
+
+
+def chat(span_id: str, history: list[Any], answer: list[Any], start: int, **attrs: Any) -> dict:
+    """A chat span as GenAI instrumentations of model calls write it: messages as JSON."""
+    return span(span_id, gen_ai__operation__name="chat", name="chat gpt-4o-mini",
+                gen_ai__input__messages=json.dumps(history),
+                gen_ai__output__messages=json.dumps(answer),
+                start=str(1748772000000000000 + start * 10**9),
+                end=str(1748772000500000000 + start * 10**9), **attrs)  # fmt: skip
+
+
+def asks(*calls: tuple[str | None, str, Any]) -> dict[str, Any]:
+    parts = [{"type": "tool_call", "id": i, "name": n, "arguments": a} for i, n, a in calls]
+    return {"role": "assistant", "parts": parts, "finish_reason": "tool_calls"}
+
+
+def answers(call_id: str | None, response: Any, key: str = "response") -> dict[str, Any]:
+    return {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, key: response}]}
+
+
+USER = {"role": "user", "parts": [{"type": "text", "content": "where is my order?"}]}
+
+
+def test_chat_span_messages_carry_each_call_once_paired_by_id() -> None:
+    first = asks(("c1", "get_order", {"order_id": "#W1"}))
+    second = asks(("c2", "search", '{"q": "x"}'), ("c3", "get_order", {"order_id": "#W2"}))
+    done = {"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}
+    sink = read(
+        # the later span first: the history it repeats is read where it was first seen
+        export(chat("s2", [USER, first, answers("c1", '{"total": 3}')], [second], 2)),
+        export(chat("s1", [USER], [first], 1)),
+        export(
+            chat(
+                "s3",
+                [
+                    USER,
+                    first,
+                    answers("c1", '{"total": 3}'),
+                    second,
+                    answers("c2", [{"type": "text", "content": "[1, 2]"}], key="result"),
+                    answers("c3", {"status": "pending"}),
+                ],
+                [done],
+                3,
+            )
+        ),
+    )
+    calls = sorted(sink.calls, key=lambda c: (c["started_at"], c["parallel_index"]))
+    assert [(c["call_id"], c["tool"], c["status"], c["id_pairing"]) for c in calls] == [
+        ("c1", "get_order", "ok", "exact"), ("c2", "search", "ok", "exact"),
+        ("c3", "get_order", "ok", "exact"),
+    ]  # fmt: skip
+    assert [c["arguments"] for c in calls] == [{"order_id": "#W1"}, {"q": "x"}, {"order_id": "#W2"}]
+    assert [c["result"] for c in calls] == [{"total": 3}, [1, 2], {"status": "pending"}]
+    assert calls[0]["source_line"] == 2  # the first span's answer, not the history after it
+    assert calls[0]["source_pointer"].endswith("/gen_ai.output.messages/0/parts/0")
+    assert calls[0]["started_at"] < calls[0]["ended_at"] <= calls[1]["started_at"]
+    assert {c["run_id"] for c in calls} == {TRACE} and not sink.quarantined
+
+
+def test_an_execute_tool_span_is_kept_over_the_chat_view_of_its_call() -> None:
+    ask = asks(("c1", "get_order", {"order_id": "#W1"}), (None, "ping", {}))
+    sink = read(
+        export(
+            chat("s1", [USER], [ask], 1),
+            tool("t1", gen_ai__tool__call__id="c1", gen_ai__tool__call__result='{"total": 3}'),
+            chat(
+                "s2",
+                [USER, ask, answers("c1", "{}"), answers(None, "pong"), answers("c9", "stale")],
+                [],
+                2,
+            ),
+        )
+    )
+    assert [(c["call_id"], c["tool"], c["source_pointer"][-7:]) for c in sink.calls] == [
+        ("c1", "get_order", "spans/1"), (None, "ping", "parts/1")
+    ]  # fmt: skip
+    assert sink.calls[1]["result"] == "pong" and sink.calls[1]["id_pairing"] == "inferred"
+    (orphan,) = sink.quarantined
+    assert "'c9', which no tool call of this run asked" in orphan[2]
+
+
+def test_a_call_never_answered_is_missing_and_bad_message_json_is_quarantined() -> None:
+    broken = span("s0", gen_ai__operation__name="chat", gen_ai__input__messages='[{"tool_call"')
+    sink = read(export(broken, chat("s1", [USER], [asks(("c1", "cancel", {}))], 1)))
+    ((call,), (bad,)) = sink.calls, sink.quarantined
+    assert (call["tool"], call["status"], call["result"]) == ("cancel", "missing", None)
+    assert bad[1].endswith("/spans/0/gen_ai.input.messages") and "not JSON" in bad[2]

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -26,7 +27,7 @@ from tracemine.cli._common import (
     print_json,
     run,
 )
-from tracemine.ingest import IngestReport, ingest
+from tracemine.ingest import FileReport, IngestReport, ingest
 
 ORDER = 10
 _BAR_MIN_BYTES = 8 << 20
@@ -68,6 +69,20 @@ def ingest_command(
         print_json(report.model_dump_json(indent=2))
     else:
         render(report)
+    if _found_nothing(report):
+        # records read and not one call stored: nothing to mine, which a script must see
+        # (with calls from other files, the warning above is enough)
+        raise typer.Exit(1)
+
+
+def _without_calls(report: IngestReport) -> list[FileReport]:
+    """Files read now whose records held no call the reader knows."""
+    return [f for f in report.files
+            if f.outcome != "skipped" and f.units_read and not f.calls]  # fmt: skip
+
+
+def _found_nothing(report: IngestReport) -> bool:
+    return bool(_without_calls(report)) and not report.total("calls")
 
 
 def render(report: IngestReport) -> None:
@@ -87,7 +102,11 @@ def render(report: IngestReport) -> None:
     console.print(table)
     for f in report.files:
         if f.detail:
-            console.print(f"  {f.source_file}: {f.detail}")
+            console.print(f"  {f.source_file}: {f.detail}", markup=False)
+    for f in _without_calls(report):
+        records = "record" if f.units_read == 1 else "records"
+        console.print(f"[bold yellow]warning:[/] {escape(f.source_file)}: no tool calls stored "
+                      f"from its {f.units_read} {records} (see above)")  # fmt: skip
     read, stored = report.total("units_read"), report.total("units_stored")
     quarantined = report.total("units_quarantined")
     console.print(

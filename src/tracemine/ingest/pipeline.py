@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import itertools
 import operator
+import os
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -168,7 +170,8 @@ def ingest(
                 reports.append(skipped)
                 continue
             try:
-                reports.append(_ingest_file(con, path, name, key, replace, validate, progress))
+                reports.append(_ingest_file(con, path, name, key, replace, validate, progress,
+                                            forced=format is not None))  # fmt: skip
             except duckdb.Error as exc:  # the file's rows are removed: say why
                 if not store.ran_out_of_memory(exc):
                     raise
@@ -267,22 +270,32 @@ def _ingest_file(
     ingest_id: int | None = None,
     source_file: str | None = None,
     first_line: int = 1,
+    forced: bool = False,
 ) -> FileReport:
     source_file = source_file or path.as_posix()
     digest, size = file_hash(path)
-    existing = store.find_ingest(con, digest)
-    if existing is not None and not replace:
-        row = store.fetch_one(
-            con, "SELECT source_file FROM ingests WHERE ingest_id = ?", [existing]
-        )
-        assert row is not None
+    reader_cls = reader_for(format_name)
+    # a file is the same file only at the same path: a copy elsewhere (the second trial's
+    # log, byte for byte the first's) is a file of its own, with runs of its own
+    same_content = store.ingests_of(con, digest)
+    earlier = next((row for row in same_content if _same_path(row[1], source_file, path)), None)
+    twin = next((row[1] for row in same_content if row is not earlier), None)
+    # an earlier reading that stored no calls under another reader (a wrong --format) or
+    # an older version of this one did not ingest the file: it is read again
+    retry = (
+        earlier is not None
+        and not earlier[4]
+        and ((earlier[2], earlier[3]) != (format_name, reader_cls.version))
+    )
+    if earlier is not None and not replace and not retry:
         return FileReport(
             source_file=source_file,
             outcome="skipped",
-            detail=f"already ingested (same content as {row[0]}); --replace re-reads it",
+            detail="already ingested; --replace re-reads it",
         )
+    existing = earlier[0] if earlier is not None else None
     name = format_name
-    reader = reader_for(name)(source_file)
+    reader = reader_cls(source_file)
     started = time.perf_counter()
     writer = _FileWriter(con, reader, key, validate, ingest_id)
     try:
@@ -292,10 +305,15 @@ def _ingest_file(
         # on any error, and by ``store.connect`` if the process died.
         with collector.paused():
             report = writer.run(path, size, progress, first_line)
+        if forced and report.units_read and not report.calls:
+            refused = _forced_in_vain(path, source_file, name, report)
+            if refused:
+                raise InputError(refused)
         con.execute("BEGIN TRANSACTION")
         try:
             if existing is not None:
                 store.delete_ingest(con, existing, successor=writer.ingest_id)
+            apart = writer.keep_runs_apart(digest)
             writer.write_runs()
             if reader.ids_repeat_across_units:
                 con.execute(store.flag_repeated_ids_sql(), [writer.ingest_id])
@@ -328,7 +346,65 @@ def _ingest_file(
         raise
     report.outcome = "replaced" if existing is not None else "ingested"
     report.seconds = round(time.perf_counter() - started, 3)
+    notes = []
+    if retry and earlier is not None and not replace:
+        notes.append(f"read again: its earlier reading as {earlier[2]} stored no calls")
+    if twin is not None:
+        notes.append(f"same content as {twin}, read as a file of its own")
+    if apart:
+        ids = "run id" if apart == 1 else "run ids"
+        notes.append(f"{apart} {ids} that another file's runs have (made from the file's name, "
+                     f"or a copy's) stored as <id>@{source_file}")  # fmt: skip
+    if report.units_read and not report.calls:
+        notes.append(no_calls_warning(reader_cls, report.units_read))
+    report.detail = "; ".join(notes)
     return report
+
+
+def _same_path(stored: str, source_file: str, path: Path) -> bool:
+    """Whether a file recorded as ``stored`` is the one at ``path`` (named the same, or
+    the same file on disk named another way: ``./a.jsonl``, an absolute path)."""
+    if stored == source_file:
+        return True
+    try:
+        return os.path.samefile(stored, path)
+    except (OSError, ValueError):
+        return False
+
+
+NO_CALLS = "found no tool calls"
+
+
+def no_calls_warning(reader: type[Reader], records: int) -> str:
+    """What a file of ``records`` records and no calls is told: which reader ran and
+    what it looks for."""
+    looks_for = getattr(reader, "looks_for", "") or _summary(reader)
+    counted = "1 record" if records == 1 else f"{records} records"
+    return f"the {reader.name} reader {NO_CALLS} in {counted}; it reads {looks_for}"
+
+
+def _summary(reader: type[Reader]) -> str:
+    """The first line of a reader module's docstring (what the format is)."""
+    doc = (sys.modules[reader.__module__].__doc__ or reader.name).strip().splitlines()[0]
+    return doc.rstrip(":.").strip()
+
+
+def _forced_in_vain(path: Path, source_file: str, name: str, report: FileReport) -> str:
+    """Why a file read under a forced reader that found no calls in it is refused, when
+    another reader would read it; "" when none would (what the forced one made of it is
+    kept, quarantined with its reasons) or it is the one detected (the file has no calls)."""
+    try:
+        detected = detect_format(path)
+    except UnknownFormatError:
+        return ""
+    if detected == name:
+        return ""
+    records = "record" if report.units_read == 1 else "records"
+    return (
+        f"{source_file}: --format {name} found no tool calls in its {report.units_read} "
+        f"{records} ({report.units_quarantined} quarantined); it looks like {detected}: run "
+        f"without --format, or with --format {detected}. Nothing of it was stored"
+    )
 
 
 class _Flattener:
@@ -614,6 +690,54 @@ class _FileWriter:
             last = rows[-1][0]
             yield from self.runs.values()
             self.runs = {}
+
+    def keep_runs_apart(self, digest: str) -> int:
+        """Give this file's runs ids of their own where they would merge by accident with
+        another file's (:func:`tracemine.ingest.store.colliding_runs_sql`): such a run is
+        stored as ``<id>@<source file>``, the id it had in the file kept in its metadata.
+        Returns how many were renamed."""
+        source_file = self.reader.source_file
+        found = store.fetch_one(self.con, "SELECT count(*) FROM runs WHERE source_file <> ?",
+                                [source_file])  # fmt: skip
+        if not found or not found[0]:
+            return 0  # a store of this file alone (the usual first ingest): nothing to do
+        import pyarrow as pa
+
+        ids = list(self.runs)
+        if self.staged:
+            staged = self.con.execute(f"SELECT DISTINCT run_id FROM {_STAGE}").fetchall()
+            ids += [row[0] for row in staged]
+        self.con.register("_tracemine_file_runs", pa.table({"run_id": pa.array(ids, pa.string())}))
+        try:
+            name = source_file.rsplit("/", 1)[-1]
+            rows = self.con.execute(
+                store.colliding_runs_sql("_tracemine_file_runs"), [source_file, name, digest]
+            ).fetchall()
+        finally:
+            self.con.unregister("_tracemine_file_runs")
+        renamed = [(row[0], f"{row[0]}@{source_file}") for row in rows]
+        if not renamed:
+            return 0
+        old_ids, new_ids = [old for old, _ in renamed], [new for _, new in renamed]
+        self.con.execute(
+            "UPDATE calls SET run_id = m.new FROM (SELECT unnest($2) AS old, unnest($3) AS new) m "
+            "WHERE calls.ingest_id = $1 AND calls.run_id = m.old",
+            [self.ingest_id, old_ids, new_ids],
+        )
+        for old, new in renamed:
+            run = self.runs.pop(old, None)
+            if run is not None:
+                run["run_id"] = new
+                run["metadata"] = {**(run.get("metadata") or {}), "run_id_in_file": old}
+                self.runs[new] = run
+        if self.staged:
+            self.con.execute(
+                f"UPDATE {_STAGE} SET run_id = m.new, metadata = json_merge_patch(metadata, "
+                "json_object('run_id_in_file', m.old)) FROM (SELECT unnest($1) AS old, "
+                f"unnest($2) AS new) m WHERE {_STAGE}.run_id = m.old",
+                [old_ids, new_ids],
+            )
+        return len(renamed)
 
     def write_runs(self) -> None:
         if self.staged:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,15 +47,19 @@ def file_hash(path: Path) -> tuple[str, int]:
 
 
 def layout(path: Path) -> str:
-    """'jsonl', 'array' or 'document', judged from the first line."""
+    """'jsonl', 'array' or 'document', judged from the first line. A file that is one
+    JSON array on one line is an 'array', read element by element as the same array
+    written over many lines is (a JSONL line that is an array is a unit of its own)."""
     with open_binary(path) as handle:
         try:
             first = handle.readline(1 << 26)
+            stripped = first.strip()
+            if stripped[:1] == b"[" and stripped[-1:] == b"]" and _only_blank_after(handle):
+                return "array"
         except (OSError, EOFError):
             # a gzip stream truncated inside its first line: read as lines, the break is
             # quarantined like a truncation anywhere else in the file
             return "jsonl"
-    stripped = first.strip()
     if not stripped:
         return "jsonl"
     try:
@@ -71,13 +76,22 @@ def layout(path: Path) -> str:
     return "jsonl"
 
 
+def _only_blank_after(handle: IO[bytes]) -> bool:
+    """Whether nothing but white space follows in ``handle``."""
+    while chunk := handle.read(1 << 16):
+        if chunk.strip():
+            return False
+    return True
+
+
 Progress = Callable[[int], None]
 
 
 def iter_units(path: Path, progress: Progress | None = None) -> Iterator[tuple[int, Any]]:
-    """Yield ``(position, unit)``: position is the 1-based line (JSONL) or element number
-    (array); a unit that cannot be parsed is a :class:`BadUnit`. ``progress`` is called now
-    and then with the number of bytes of the file read so far."""
+    """Yield ``(position, unit)``: position is the 1-based line (JSONL), element number
+    (array) or document number (documents one after another); a unit that cannot be
+    parsed is a :class:`BadUnit`. ``progress`` is called now and then with the number of
+    bytes of the file read so far."""
     shape = layout(path)
     if shape == "jsonl":
         yield from _iter_jsonl(path, progress)
@@ -148,4 +162,20 @@ def _iter_document(path: Path) -> Iterator[tuple[int, Any]]:
     except RecursionError:
         yield 1, BadUnit("JSON nested too deeply", raw)
     except ValueError as exc:
-        yield 1, BadUnit(f"invalid JSON document: {exc}", excerpt(raw))
+        yield from _iter_documents(raw, f"invalid JSON document: {exc}")
+
+
+def _iter_documents(raw: bytes, invalid: str) -> Iterator[tuple[int, Any]]:
+    """JSON documents one after another (what OpenTelemetry's ``ConsoleSpanExporter``
+    prints: a pretty-printed object a span), numbered from 1; ``invalid`` is the reason
+    given when not even the first is whole."""
+    position = 0
+    try:
+        documents = ijson.items(io.BytesIO(raw), "", multiple_values=True, use_float=True)
+        for position, document in enumerate(documents, 1):
+            yield position, document
+    except (ijson.JSONError, ValueError, RecursionError) as exc:
+        if position == 0:
+            yield 1, BadUnit(invalid, excerpt(raw))
+        else:
+            yield position + 1, BadUnit(f"JSON document {position + 1} is invalid: {exc}", "")

@@ -307,13 +307,30 @@ def fetch_arrow(con: duckdb.DuckDBPyConnection, sql: str) -> Any:
     return fetch()
 
 
-def find_ingest(con: duckdb.DuckDBPyConnection, file_hash: str) -> int | None:
-    row = fetch_one(
-        con,
-        "SELECT ingest_id FROM ingests WHERE file_hash = ? ORDER BY ingest_id LIMIT 1",
+def ingests_of(con: duckdb.DuckDBPyConnection, file_hash: str) -> list[tuple[Any, ...]]:
+    """``(ingest_id, source_file, source_format, adapter_version, calls_stored)`` of every
+    file ingested with this content hash, oldest first."""
+    return con.execute(
+        "SELECT ingest_id, source_file, source_format, adapter_version, calls_stored "
+        "FROM ingests WHERE file_hash = ? ORDER BY ingest_id",
         [file_hash],
-    )
-    return int(row[0]) if row else None
+    ).fetchall()
+
+
+def colliding_runs_sql(table: str) -> str:
+    """SQL (parameters: source file, its name, content hash) for the run ids of ``table``
+    (one column, ``run_id``: a file's runs) that another file's runs already use by
+    accident: ids a reader made from the file's name (``name``, ``name:…``, ``name#…``),
+    which files of one name in different folders share, and any id of a file with the
+    same content (a copy holds the very ids). Other shared ids are one run told of in two
+    files (spans of one trace in two exports) and stay shared."""
+    return f"""
+    SELECT f.run_id FROM {table} f JOIN runs r USING (run_id)
+    LEFT JOIN ingests i ON i.ingest_id = r.ingest_id
+    WHERE r.source_file <> $1
+      AND (i.file_hash = $3 OR f.run_id = $2 OR starts_with(f.run_id, $2 || ':')
+           OR starts_with(f.run_id, $2 || '#'))
+    """
 
 
 def delete_ingest(

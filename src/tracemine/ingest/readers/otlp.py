@@ -10,6 +10,11 @@
                         {"key": "gen_ai.tool.name", "value": {"stringValue": "get_order"}}],
          "status": {"code": 2, "message": "..."}}]}]}]}
 
+The OpenTelemetry SDK's ``ConsoleSpanExporter`` output (each span a pretty-printed JSON
+object, ``{"name", "context": {"trace_id", "span_id"}, "parent_id", "start_time",
+"attributes": {...}, "status": {"status_code"}, "resource"}``, one after another) is read
+too, span by span.
+
 Attribute values are typed (``stringValue``, ``intValue`` as a string, ``doubleValue``,
 ``boolValue``, ``arrayValue``, ``kvlistValue``); snake_case field names, as protobuf JSON
 parsers accept, are read too.
@@ -27,6 +32,12 @@ Tool spans read:
   ``output.value`` (the result), ``tool_call.id``. ``tool.parameters`` is the tool's JSON
   schema, not the arguments, and is not read.
 
+- GenAI chat spans that carry the messages (``gen_ai.input.messages`` /
+  ``gen_ai.output.messages``, as ``opentelemetry-instrumentation-openai-v2`` writes them
+  with content capture on): their ``tool_call`` and ``tool_call_response`` parts, each call
+  once, paired by id across the spans of its run (:mod:`._chat_spans`). A call an
+  ``execute_tool`` span also gives is read from that span only.
+
 Other spans are skipped. A span whose status is ERROR (or that has ``error.type``) is a tool
 error, a timeout or a cancellation by ``error.type``. The run is the conversation
 (``gen_ai.conversation.id``), else the session (``session.id``), else the
@@ -38,8 +49,10 @@ from. Spans of a trace arrive on many lines, so calls are kept until the end of 
 from __future__ import annotations
 
 import contextlib
+from datetime import UTC
 from typing import Any
 
+from tracemine.ingest.readers._chat_spans import ChatSpans
 from tracemine.ingest.readers.base import (
     BadRecord,
     Reader,
@@ -102,6 +115,8 @@ def _value(raw: Any) -> Any:
 
 
 def _attributes(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):  # the console exporter's plain JSON object
+        return raw
     found: dict[str, Any] = {}
     for item in raw if isinstance(raw, list) else []:
         if isinstance(item, dict) and isinstance(item.get("key"), str):
@@ -146,24 +161,40 @@ def _tool_kind(span: dict[str, Any], attrs: dict[str, Any]) -> str | None:
 
 class OtlpReader(Reader):
     name = "otlp"
+    # 2: tool calls in chat spans' messages are read
+    version = "2"
     priority = 20
     orders_by_time = True
+    looks_for = (
+        "GenAI execute_tool spans, OpenInference TOOL spans, and tool_call / "
+        "tool_call_response parts in chat spans' gen_ai.input.messages / "
+        "gen_ai.output.messages (recorded only when message content capture is on)"
+    )
 
     def __init__(self, source_file: str) -> None:
         super().__init__(source_file)
         self.calls: list[tuple[str, dict[str, Any]]] = []  # (trace id, call)
         self.traces: dict[str, dict[str, Any]] = {}  # trace id -> what its spans say
+        self.chat = ChatSpans()
 
     @classmethod
     def sniff(cls, unit: Any) -> bool:
-        return isinstance(unit, dict) and any(
-            isinstance(unit.get(key), list) for key in _RESOURCE_SPANS
+        return isinstance(unit, dict) and (
+            any(isinstance(unit.get(key), list) for key in _RESOURCE_SPANS)
+            or _is_console_span(unit)
         )
 
     def feed(self, unit: Any, line: int, out: Sink) -> None:
         rs_key = next((k for k in _RESOURCE_SPANS if isinstance(unit, dict) and k in unit), None)
+        if rs_key is None and _is_console_span(unit):
+            resource = as_dict(unit.get("resource")).get("attributes")
+            self._span(_from_console(unit), _attributes(resource), line, "", out)
+            return
         if rs_key is None or not isinstance(unit[rs_key], list):
-            raise BadRecord("expected an OTLP export object with a 'resourceSpans' array")
+            raise BadRecord(
+                "expected an OTLP export object with a 'resourceSpans' array, or a span "
+                "as the SDK's ConsoleSpanExporter prints it"
+            )
         for r, resource_spans in enumerate(unit[rs_key]):
             if not isinstance(resource_spans, dict):
                 continue
@@ -199,8 +230,9 @@ class OtlpReader(Reader):
             for key, value in _run_facts(attrs).items():
                 trace["facts"].setdefault(key, value)
         kind = _tool_kind(span, attrs)
-        if kind is None:
-            return  # model calls, agent and chain spans: understood, not tool calls
+        if kind is None:  # model calls, agent and chain spans: calls only in their messages
+            self.chat.add(trace_id, span, attrs, line, ptr, out)
+            return
         call = self._call(span, attrs, kind, line, ptr, out)
         if call is not None:
             self.calls.append((trace_id, call))
@@ -240,7 +272,7 @@ class OtlpReader(Reader):
         call_id = as_str(_first(attrs, "gen_ai.tool.call.id", "tool_call.id", "jsonrpc.request.id"))
         return self.new_call(
             source_line=line,
-            source_pointer=pointer,
+            source_pointer=pointer or None,  # a console span is the unit itself
             run_id="",  # decided at the end of the file, when the whole trace is known
             session_id=as_str(_first(attrs, *_SESSION_KEYS)),
             call_id=call_id,
@@ -266,42 +298,102 @@ class OtlpReader(Reader):
 
     def finish(self, out: Sink) -> None:
         runs: dict[str, dict[str, Any]] = {}
+        described: set[tuple[str, str]] = set()  # (run, call id) of execute_tool calls
         for trace_id, call in self.calls:
-            trace = self.traces.get(trace_id, {"facts": {}})
-            conversation = call.pop("_conversation") or trace.get("conversation")
-            session = call["session_id"] or next(
-                (trace[k] for k in _SESSION_KEYS if trace.get(k)), None
-            )
-            if conversation:
-                run_id, source = conversation, "conversation_id"
-            elif session:
-                run_id, source = session, "session_id"
-            else:
-                run_id, source = trace_id or self.default_run_id(call["source_line"]), "trace_id"
-            facts = trace["facts"]
-            nested = as_dict(facts.get("metadata"))
-            task_id = as_str(_first(facts, *_TASK_KEYS) or _first(nested, *_TASK_KEYS))
+            conversation, line = call.pop("_conversation"), call["source_line"]
+            run_id, session, task_id = self._run(runs, trace_id, conversation,
+                                                 call["session_id"], line)  # fmt: skip
             call.update(run_id=run_id, session_id=session, task_id=task_id)
-            run = runs.get(run_id)
-            if run is None:
-                run = runs[run_id] = self.new_run(
-                    run_id=run_id,
-                    session_id=session,
-                    task_id=task_id,
-                    trial=as_small_int(
-                        _first(facts, "trial") if "trial" in facts else nested.get("trial")
-                    ),
-                    metadata={"run_id_source": source, "trace_ids": []},
-                )
-            for key, value in facts.items():
-                run["metadata"].setdefault(key, value)
-            if trace_id and trace_id not in run["metadata"]["trace_ids"]:
-                run["metadata"]["trace_ids"].append(trace_id)
+            if call["call_id"] is not None:
+                described.add((run_id, call["call_id"]))
             out.call(call)
+
+        def run_of(trace_id: str, conversation: str | None, session: str | None,
+                   line: int) -> dict[str, Any]:  # fmt: skip
+            found = self._run(runs, trace_id, conversation, session, line)
+            return dict(zip(("run_id", "session_id", "task_id"), found, strict=True))
+
+        self.chat.calls(run_of, described, self.new_call, out)
         for run in runs.values():
             out.run(run)
         self.calls.clear()
         self.traces.clear()
+
+    def _run(self, runs: dict[str, dict[str, Any]], trace_id: str, conversation: str | None,
+             session: str | None, line: int) -> tuple[str, str | None, str | None]:  # fmt: skip
+        """``(run id, session, task id)`` of a call in ``trace_id`` (its run recorded in
+        ``runs``): its conversation, else its session, else the trace (the call's own
+        view, then what the trace's spans say)."""
+        trace = self.traces.get(trace_id, {"facts": {}})
+        conversation = conversation or trace.get("conversation")
+        session = session or next((trace[k] for k in _SESSION_KEYS if trace.get(k)), None)
+        if conversation:
+            run_id, source = conversation, "conversation_id"
+        elif session:
+            run_id, source = session, "session_id"
+        else:
+            run_id, source = trace_id or self.default_run_id(line), "trace_id"
+        facts = trace["facts"]
+        nested = as_dict(facts.get("metadata"))
+        task_id = as_str(_first(facts, *_TASK_KEYS) or _first(nested, *_TASK_KEYS))
+        run = runs.get(run_id)
+        if run is None:
+            run = runs[run_id] = self.new_run(
+                run_id=run_id,
+                session_id=session,
+                task_id=task_id,
+                trial=as_small_int(
+                    _first(facts, "trial") if "trial" in facts else nested.get("trial")
+                ),
+                metadata={"run_id_source": source, "trace_ids": []},
+            )
+        for key, value in facts.items():
+            run["metadata"].setdefault(key, value)
+        if trace_id and trace_id not in run["metadata"]["trace_ids"]:
+            run["metadata"]["trace_ids"].append(trace_id)
+        return run_id, session, task_id
+
+
+def _is_console_span(unit: Any) -> bool:
+    """A span as ``ConsoleSpanExporter`` prints it (``ReadableSpan.to_json``)."""
+    context = unit.get("context") if isinstance(unit, dict) else None
+    return isinstance(context, dict) and "span_id" in context and "name" in unit
+
+
+def _console_ns(value: Any) -> str | None:
+    """Nanoseconds since the epoch of the exporter's ISO 8601 times."""
+    when = parse_time(value)
+    if when is None:
+        return None
+    whole = int(when.replace(tzinfo=UTC).timestamp())
+    return str(whole * 10**9 + when.microsecond * 1000)
+
+
+def _hex(value: Any) -> str | None:
+    return value.removeprefix("0x") if isinstance(value, str) else None
+
+
+_CONSOLE_STATUS = {"ERROR": 2, "OK": 1, "UNSET": 0}
+
+
+def _from_console(unit: dict[str, Any]) -> dict[str, Any]:
+    """The console exporter's span in OTLP/JSON's field names (its attributes, already
+    plain JSON, are read as they are)."""
+    context, status = as_dict(unit.get("context")), as_dict(unit.get("status"))
+    return {
+        "traceId": _hex(context.get("trace_id")) or "",
+        "spanId": _hex(context.get("span_id")),
+        "parentSpanId": _hex(unit.get("parent_id")),
+        "name": unit.get("name"),
+        "startTimeUnixNano": _console_ns(unit.get("start_time")),
+        "endTimeUnixNano": _console_ns(unit.get("end_time")),
+        "attributes": as_dict(unit.get("attributes")),
+        "status": {
+            "code": _CONSOLE_STATUS.get(as_str(status.get("status_code")) or "", 0),
+            "message": status.get("description"),
+        },
+        "events": [as_dict(e) for e in unit.get("events") or []],
+    }
 
 
 def _status(span: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, str | None, str | None]:
