@@ -55,11 +55,14 @@ def _calls(run: str, task: str, person: dict[str, Any], reward: float) -> list[d
     base = {"run_id": run, "task_id": task, "status": "ok", "reward": reward}
     account = {**person, "state": "active", "balance": 100}
     payment = {"account": task, "beneficiary": person["payee"], "card": person["number"]}
+    # one card's payments come back without receipts: a condition on the card would say
+    # which card, and must not be drawn
+    receipts = [] if person["number"] == PEOPLE[1]["number"] else [{"n": 1}]
     return [
         {**base, "seq": 0, "call_id": "c0", "tool": "get_account",
          "arguments": {"account": task}, "result": account},
         {**base, "seq": 1, "call_id": "c1", "tool": "pay", "arguments": payment,
-         "result": {"ok": True, "to": person["display"]}},
+         "result": {"ok": True, "to": person["display"], "receipts": receipts}},
     ]  # fmt: skip
 
 
@@ -97,6 +100,8 @@ def test_mine_all_eligible_lists_no_personal_value(traces: Path) -> None:
     kinds = {c["kind"] for c in json.loads(written)["contracts"]}
     assert "const" in kinds  # literal sets are still proposed for what is not personal
     assert _leaks(written) == []
+    conditions = [c["when"]["path"] for c in json.loads(written)["contracts"] if c.get("when")]
+    assert "args.card" not in conditions
     assert _leaks(done.stdout + done.stderr) == []
 
 
@@ -128,3 +133,43 @@ def test_violation_output_redacts_personal_values(traces: Path) -> None:
         shown = done.stdout + done.stderr
         assert "<name>" in shown and "<iban>" in shown
         assert _leaks(shown) == []
+
+
+SPEC = """openapi: 3.0.3
+info: {title: accounts, version: "1"}
+paths:
+  /accounts/{id}:
+    get:
+      operationId: get_account
+      responses:
+        "200":
+          description: the account
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  payee: {type: string}
+                  region: {type: string, enum: [New York, Los Angeles]}
+"""
+
+
+def test_merge_drops_mined_personal_literals_and_keeps_declared_enums(tmp_path: Path) -> None:
+    """A candidates file mined before the screen (or written by hand) lists names: merge
+    does not carry them; the spec's own enum is its words, and stays."""
+    mined = [("payee", ["john smith", "mary jones"]), ("state", ["active", "frozen"])]
+    candidates = {"schema_version": SCHEMA_VERSION, "contracts": [
+        {"tool": "get_account", "side": "result", "kind": "one_of",
+         "paths": [f"result.{field}"], "params": {"values": values}, "sources": ["mined"]}
+        for field, values in mined
+    ]}  # fmt: skip
+    (tmp_path / "candidates.json").write_text(json.dumps(candidates), "utf-8")
+    (tmp_path / "api.yaml").write_text(SPEC, "utf-8")
+    done = _tracemine("merge", "--spec", "api.yaml", "--candidates", "candidates.json",
+                      "--out", "merged.json", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    written = (tmp_path / "merged.json").read_text("utf-8")
+    listed = [c["params"]["values"] for c in json.loads(written)["contracts"]
+              if c["kind"] == "one_of"]  # fmt: skip
+    assert ["active", "frozen"] in listed and ["New York", "Los Angeles"] in listed
+    assert "john smith" not in written and "mary jones" not in written

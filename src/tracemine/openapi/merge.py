@@ -34,6 +34,7 @@ from tracemine.model.contract import (
     MergeLabel,
     Source,
 )
+from tracemine.model.personal import personal_kind
 from tracemine.openapi.observe import Observation, Observer
 
 _FAMILY = {
@@ -66,7 +67,8 @@ def merge(
     if observer is None and db is not None:
         with Observer(db) as opened:
             return merge(candidates, declared, observer=opened)
-    mined = [_fresh(c) for c in candidates.contracts if set(c.sources) - set(_DECLARING)]
+    mined = [_fresh(c) for c in candidates.contracts
+             if set(c.sources) - set(_DECLARING) and not _personal_literals(c)]  # fmt: skip
     index: dict[tuple[Any, ...], list[Contract]] = {}
     for m in mined:
         key = _key(m)
@@ -108,6 +110,16 @@ def label_counts(contracts: Sequence[Contract]) -> dict[str, int]:
         if c.label is not None:
             counts[c.label.value] += 1
     return counts
+
+
+def _personal_literals(c: Contract) -> bool:
+    """A mined literal set (or predicate value) listing a person's values: never written,
+    whatever file it came from. Declared enums are the spec's words and are kept."""
+    listed = c.params.get("values", []) if c.kind == Kind.ONE_OF else (
+        [c.params.get("value")] if c.kind == Kind.CONST else [])  # fmt: skip
+    if c.when is not None:
+        listed = [*listed, *(c.when.value if isinstance(c.when.value, list) else [c.when.value])]
+    return any(personal_kind(v) is not None for v in listed)
 
 
 def _fresh(c: Contract) -> Contract:
