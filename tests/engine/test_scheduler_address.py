@@ -82,7 +82,7 @@ def test_a_bad_address_is_one_line_naming_it(tmp_path: Path, address: str) -> No
 @pytest.mark.parametrize("server", [None], indirect=True)
 def test_a_server_that_never_answers_ends_at_the_time_limit(tmp_path: Path, server: str) -> None:
     started = time.monotonic()
-    line = _one_line(_mine("--scheduler", server, "--connect-timeout", "1", cwd=tmp_path))
+    line = _one_line(_mine("--scheduler", server, "--join-timeout", "1", cwd=tmp_path))
     assert time.monotonic() - started < LIFETIME  # ended by the limit, not by the server
     assert f"{server}: no answer within 1 s" in line
 
@@ -90,8 +90,14 @@ def test_a_server_that_never_answers_ends_at_the_time_limit(tmp_path: Path, serv
 @pytest.mark.parametrize("server", [b"HTTP/1.1 400 Bad Request\r\n\r\n<html>no</html>" * 4],
                          indirect=True)  # fmt: skip
 def test_a_server_that_answers_garbage_is_not_a_scheduler(tmp_path: Path, server: str) -> None:
-    line = _one_line(_mine("--scheduler", server, "--connect-timeout", "5", cwd=tmp_path))
+    line = _one_line(_mine("--scheduler", server, "--join-timeout", "5", cwd=tmp_path))
     assert f"{server}: what answers is not a Dask scheduler" in line
+
+
+def test_a_time_limit_of_zero_is_refused(tmp_path: Path) -> None:
+    line = _one_line(_mine("--scheduler", "tcp://127.0.0.1:1", "--join-timeout", "0",
+                           cwd=tmp_path))  # fmt: skip
+    assert "--join-timeout 0: give a number of seconds above 0" in line
 
 
 def test_tls_files_that_cannot_be_read_are_named(tmp_path: Path) -> None:

@@ -31,8 +31,8 @@ CONNECT_TIMEOUT = 30.0
 """The engine's default (``tracemine.engine.address``), without importing the engine."""
 ConnectTimeoutOption = Annotated[
     float,
-    typer.Option("--connect-timeout", metavar="SECONDS", min=0.1,
-                 help="With --scheduler: how long to wait for it to connect and answer."),
+    typer.Option("--join-timeout", metavar="SECONDS",
+                 help="With --scheduler: seconds to wait for it to connect and answer."),
 ]  # fmt: skip
 TlsCaOption = Annotated[
     str | None,
@@ -47,7 +47,7 @@ TlsCertOption = Annotated[
 TlsKeyOption = Annotated[
     str | None,
     typer.Option("--tls-key", metavar="FILE", show_default=False,
-                 help="With a tls:// --scheduler: the certificate's key, unless in --tls-cert."),
+                 help="With a tls:// --scheduler: the key of --tls-cert, if not inside it."),
 ]  # fmt: skip
 WorkOption = Annotated[
     Path,

@@ -94,6 +94,8 @@ def probe(address: str, secure: Any, timeout: float) -> None:
     seconds; :class:`InputError` when nothing answers in time or what answers is not a
     Dask scheduler. Runs on a thread of its own, so a caller with an event loop of its own
     (a notebook) can call it."""
+    if not timeout > 0:
+        raise InputError(f"--join-timeout {timeout:g}: give a number of seconds above 0")
     host, port = address.split("://", 1)[1].rsplit(":", 1)
     try:  # a refused or unroutable address is said at once; Dask would retry until the limit
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
@@ -109,7 +111,7 @@ def probe(address: str, secure: Any, timeout: float) -> None:
     if isinstance(answer, TimeoutError | asyncio.TimeoutError):
         raise InputError(
             f"--scheduler {address}: no answer within {timeout:g} s (a Dask "
-            "scheduler answers at once; --connect-timeout sets the limit)"
+            "scheduler answers at once; --join-timeout sets the limit)"
         )
     if isinstance(answer, OSError):
         raise InputError(f"cannot reach the Dask scheduler at {address}: {answer}")
