@@ -35,3 +35,8 @@ class KillOnStart(WorkerPlugin):
             return
         tally.write_text(str(done + 1))
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+KILL_AT_START = Path(__file__).with_name("kill_at_start.py")
+"""A worker preload (``distributed.worker.preload``) that kills the worker while it
+starts, at most ``TRACEMINE_TEST_KILLS`` times, counted in ``TRACEMINE_TEST_TALLY``."""

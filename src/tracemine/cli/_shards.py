@@ -27,6 +27,28 @@ SchedulerOption = Annotated[
     typer.Option("--scheduler", metavar="ADDRESS", show_default=False,
                  help="Mine TRACES on the Dask cluster at ADDRESS (tcp://host:8786)."),
 ]  # fmt: skip
+CONNECT_TIMEOUT = 30.0
+"""The engine's default (``tracemine.engine.address``), without importing the engine."""
+ConnectTimeoutOption = Annotated[
+    float,
+    typer.Option("--join-timeout", metavar="SECONDS",
+                 help="With --scheduler: seconds to wait for it to connect and answer."),
+]  # fmt: skip
+TlsCaOption = Annotated[
+    str | None,
+    typer.Option("--tls-ca-file", metavar="FILE", show_default=False,
+                 help="With a tls:// --scheduler: the CA certificate to trust (PEM)."),
+]  # fmt: skip
+TlsCertOption = Annotated[
+    str | None,
+    typer.Option("--tls-cert", metavar="FILE", show_default=False,
+                 help="With a tls:// --scheduler: this client's certificate (PEM)."),
+]  # fmt: skip
+TlsKeyOption = Annotated[
+    str | None,
+    typer.Option("--tls-key", metavar="FILE", show_default=False,
+                 help="With a tls:// --scheduler: the key of --tls-cert, if not inside it."),
+]  # fmt: skip
 WorkOption = Annotated[
     Path,
     typer.Option("--work", metavar="DIR",
@@ -65,8 +87,10 @@ def _raise(message: str) -> None:
 def run_sharded(
     sources: list[str], work: Path, workers: int | None, scheduler: str | None,
     worker_memory: str | None, settings: dict[str, Any],
+    connect_timeout: float = CONNECT_TIMEOUT,
+    tls: tuple[str | None, str | None, str | None] = (None, None, None),
 ) -> ShardedMine:  # fmt: skip
-    from tracemine.engine import mine_sharded
+    from tracemine.engine import Tls, mine_sharded
 
     show = err_console.is_terminal
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -84,7 +108,7 @@ def run_sharded(
 
         return run(mine_sharded, sources, work=work, workers=workers, scheduler=scheduler,
                    worker_memory=worker_memory, progress=progress, on_cluster=said,
-                   **settings)  # fmt: skip
+                   connect_timeout=connect_timeout, tls=Tls(*tls), **settings)  # fmt: skip
 
 
 def render_shards(found: ShardedMine) -> None:

@@ -18,7 +18,12 @@ from tracemine.cli._common import (
 )
 from tracemine.cli._fit import Column, fit
 from tracemine.cli._shards import (
+    CONNECT_TIMEOUT,
+    ConnectTimeoutOption,
     SchedulerOption,
+    TlsCaOption,
+    TlsCertOption,
+    TlsKeyOption,
     WorkerMemoryOption,
     WorkersOption,
     WorkOption,
@@ -102,6 +107,10 @@ def mine_command(
     scheduler: SchedulerOption = None,
     work: WorkOption = Path("tracemine-work"),
     worker_memory: WorkerMemoryOption = None,
+    connect_timeout: ConnectTimeoutOption = CONNECT_TIMEOUT,
+    tls_ca_file: TlsCaOption = None,
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
     as_json: JsonOption = False,
 ) -> None:  # fmt: skip
     """Mine contracts from nominal calls; keep those that hold on held-out tasks."""
@@ -115,7 +124,8 @@ def mine_command(
     )  # fmt: skip
     sharded = check_sharded(sources, workers, scheduler)
     if sharded:
-        found = run_sharded(sources or [], work, workers, scheduler, worker_memory, settings)
+        found = run_sharded(sources or [], work, workers, scheduler, worker_memory, settings,
+                            connect_timeout, (tls_ca_file, tls_cert, tls_key))  # fmt: skip
         result = found.contracts
     else:
         result = run(mine, db, **settings)

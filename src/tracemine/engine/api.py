@@ -13,6 +13,7 @@ from typing import Any
 import duckdb
 
 from tracemine.engine import worker
+from tracemine.engine.address import CONNECT_TIMEOUT, Tls, check_address
 from tracemine.engine.plan import SHARD_BYTES, Shard, plan
 from tracemine.errors import InputError, StoreError
 from tracemine.ingest.pipeline import FileReport, IngestReport
@@ -50,6 +51,8 @@ def mine_sharded(
     progress: Progress | None = None,
     dashboard: bool = True,
     on_cluster: Callable[[str | None], None] | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT,
+    tls: Tls | None = None,
     **settings: Any,
 ) -> ShardedMine:
     """Mine the trace files ``sources`` (paths, folders, globs or fsspec URLs) on a Dask
@@ -61,7 +64,8 @@ def mine_sharded(
     and the contracts are the ones :func:`tracemine.mine` finds in one store of the same
     files with the same seed. Shards are kept in ``work``: mining them again reads nothing
     again. ``progress`` is called with (pass, shards done, shards), ``on_cluster`` with the
-    cluster's dashboard link (or None) once it is up.
+    cluster's dashboard link (or None) once it is up. A ``scheduler`` must answer within
+    ``connect_timeout`` seconds; a ``tls://`` one needs the client's files in ``tls``.
 
     >>> found = mine_sharded(["s3://traces/"], work="/shared/tm", workers=8)  # doctest: +SKIP
     >>> found.contracts.contracts[0].description  # doctest: +SKIP
@@ -72,6 +76,8 @@ def mine_sharded(
     if not sources:
         raise InputError("no trace files given to mine")
     options = Options.of(**settings)
+    if scheduler and client is None:
+        check_address(scheduler, tls)  # before any file is read: a typo is said at once
     folder = Path(work)
     shards = plan([str(s) for s in sources], format=format, shard_bytes=shard_bytes)
     folder.mkdir(parents=True, exist_ok=True)
@@ -81,9 +87,9 @@ def mine_sharded(
         worker.clear_unfinished(folder)
         link, threads = None, None
         if client is None:
-            started = stack.enter_context(
-                engine.cluster(workers, scheduler, worker_memory, dashboard=dashboard)
-            )
+            joined = engine.cluster(workers, scheduler, worker_memory, dashboard=dashboard,
+                                    connect_timeout=connect_timeout, tls=tls)  # fmt: skip
+            started = stack.enter_context(joined)
             client, link = started.client, started.dashboard
             if scheduler is None:  # workers of this machine share its cores
                 threads = max((os.cpu_count() or 1) // (workers or 1), 1)

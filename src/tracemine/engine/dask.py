@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from tracemine.engine import worker
+from tracemine.engine.address import CONNECT_TIMEOUT, Tls, check_address, probe, security
 from tracemine.errors import InputError, ShardFailed, TracemineError
 from tracemine.mine.shards import Setup
 
@@ -33,7 +34,8 @@ T = TypeVar("T")
 Progress = Callable[[str, int, int], None]
 """Called with (what the pass does, shards done, shards in all)."""
 RETRIES = 1
-CONNECT_TIMEOUT = "10s"
+START_TRIES = 3
+"""A local cluster whose worker dies while it starts is started again, this many times in all."""
 
 
 def require() -> Any:
@@ -59,17 +61,21 @@ class Cluster:
 @contextmanager
 def cluster(
     workers: int | None = None, scheduler: str | None = None, memory: str | None = None,
-    dashboard: bool = True,
+    dashboard: bool = True, *, connect_timeout: float = CONNECT_TIMEOUT, tls: Tls | None = None,
 ) -> Iterator[Cluster]:  # fmt: skip
     """A Dask client: on a new ``LocalCluster`` of ``workers`` processes (each capped at
     ``memory``, Dask's size syntax), with a dashboard when ``dashboard`` and bokeh is
-    installed, or on the scheduler at ``scheduler``."""
+    installed, or on the scheduler at ``scheduler`` (``tcp://host:8786``, or ``tls://``
+    with the files of ``tls``), which must answer within ``connect_timeout`` seconds."""
     distributed = require()
     import dask
 
     if scheduler:
+        address = check_address(scheduler, tls)
+        secure = security(tls)
+        probe(address, secure, connect_timeout)
         try:
-            client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
+            client = distributed.Client(address, timeout=connect_timeout, security=secure)
         except (OSError, TimeoutError) as exc:
             raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
         try:
@@ -80,20 +86,36 @@ def cluster(
         return
     board = dashboard and importlib.util.find_spec("bokeh") is not None
     with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES}):
-        # the scheduler's web server starts whatever is asked: on a free port, never a
-        # clash with another cluster's 8787
-        local = distributed.LocalCluster(
-            n_workers=workers or 1, threads_per_worker=1, processes=True,
-            memory_limit=memory or "auto", dashboard_address=":0",
-            # a task that fails is said once, by the client, not logged by each worker
-            silence_logs=logging.CRITICAL,
-        )  # fmt: skip
+        local = _local_cluster(distributed, workers or 1, memory)
         client = distributed.Client(local)
     try:
         yield Cluster(client, client.dashboard_link if board else None)
     finally:
         client.close()
         local.close()
+
+
+def _local_cluster(distributed: Any, workers: int, memory: str | None) -> Any:
+    """A ``LocalCluster``, started again when a worker dies while it starts (Dask then
+    says ``Nanny failed to start``), up to :data:`START_TRIES` times."""
+    for attempt in range(1, START_TRIES + 1):
+        try:
+            # the scheduler's web server starts whatever is asked: on a free port, never a
+            # clash with another cluster's 8787
+            return distributed.LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True,
+                memory_limit=memory or "auto", dashboard_address=":0",
+                # a task that fails is said once, by the client, not logged by each worker
+                silence_logs=logging.CRITICAL,
+            )  # fmt: skip
+        except (RuntimeError, OSError, TimeoutError) as exc:
+            if attempt == START_TRIES:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise ShardFailed(
+                    f"the local Dask cluster of {workers} workers did not start in "
+                    f"{START_TRIES} tries (a worker died while it started: {first})"
+                ) from None
+    raise AssertionError("unreachable")
 
 
 def _joined_dashboard(client: Any) -> str | None:

@@ -87,9 +87,10 @@ def _is_feature(profile: PathProfile, ctx: MineContext) -> bool:
     tokens = name_tokens(profile.path)
     if profile.side == "result" and not tokens & STATUS_WORDS:
         return False
-    if json_type in ("integer", "number") and profile.side == "args":
-        return True
     listing = ctx.values.get((profile.tool, profile.side, profile.path))
+    if json_type in ("integer", "number") and profile.side == "args":
+        # a threshold on card numbers would say one: the values listed are screened too
+        return listing is None or not any(looks_personal(v, tokens) for v in listing.counts)
     if json_type not in ("string", "boolean") or listing is None or not listing.complete:
         return False
     values = list(listing.counts)

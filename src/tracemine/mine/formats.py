@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from tracemine.ingest.store import sql_string
+from tracemine.model.personal import personal_kind
 
 
 def words(text: str) -> frozenset[str]:
@@ -239,10 +240,6 @@ def common_prefix(low: str | None, high: str | None) -> str:
 
 # -- personal-looking values ---------------------------------------------------------------
 
-_EMAIL = re.compile(r"[^@\s]+@[^@\s.]+(?:\.[^@\s.]+)+")
-_PHONE = re.compile(r"\+?[0-9][0-9 ().-]{5,22}[0-9]")
-_CARD = re.compile(r"[0-9][0-9 -]{11,21}[0-9]")
-_NAME = re.compile(r"[A-Z][a-z]+(?:[ '-][A-Z][a-z]+)+")
 PERSONAL_TOKENS = words(
     "name names email mail phone mobile tel address street city zip postal postcode card "
     "pan iban ssn dob birth birthday first last surname customer user username person "
@@ -250,31 +247,14 @@ PERSONAL_TOKENS = words(
 )
 
 
-def _luhn(digits: str) -> bool:
-    total = 0
-    for position, char in enumerate(reversed(digits)):
-        value = int(char) * (2 if position % 2 else 1)
-        total += value - 9 if value > 9 else value
-    return total % 10 == 0
-
-
 def looks_personal(value: object, tokens: frozenset[str] = frozenset()) -> bool:
-    """True for values never to be listed literally: emails, phone and card numbers,
-    person-like names (two capitalised words), and any string under a path whose name
-    says it is about a person."""
-    if not isinstance(value, str):
-        return False
-    text = value.strip()
-    if tokens & PERSONAL_TOKENS:
+    """True for values never to be listed literally: what
+    :func:`tracemine.model.personal.personal_kind` names (emails, ``Name <email>``, card,
+    phone and IBAN numbers, names in any script and case), and any string under a path
+    whose name says it is about a person."""
+    if isinstance(value, str) and tokens & PERSONAL_TOKENS:
         return True
-    if _EMAIL.fullmatch(text):
-        return True
-    digits = re.sub(r"\D", "", text)
-    if _CARD.fullmatch(text) and 13 <= len(digits) <= 19 and _luhn(digits):
-        return True
-    if _PHONE.fullmatch(text) and len(digits) >= 7 and not text.isdigit():
-        return True
-    return bool(_NAME.fullmatch(text))
+    return personal_kind(value) is not None
 
 
 def name_tokens(path: str) -> frozenset[str]:

@@ -5,11 +5,11 @@ values that are bounded in size and have personal-looking strings redacted."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
 from tracemine.model.paths import ANY_KEY, MISSING, WILDCARD, Path, evaluate, format_path, select
+from tracemine.model.personal import personal_kind, redact_text
 
 
 class _Nothing:
@@ -195,25 +195,10 @@ def locate(path: Path, args: Any, result: Any, index: int) -> str:
     return text
 
 
-_REDACTIONS = (
-    (re.compile(r"[\w.%+-]+@[\w-]+(?:\.[\w-]*)*"), "<email>"),
-    (re.compile(r"\b\d{3}-\d{2}-\d{4}\b"), "<id-number>"),
-    (re.compile(r"(?<![\w#])(?:\d[ -]?){12,18}\d\b"), "<card>"),
-    (re.compile(r"(?<![\w#])\+?\d{0,3}[ .-]?\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b"), "<phone>"),
-    (re.compile(r"(?<![\w#])\+\d{8,15}\b"), "<phone>"),
-)
-
-
-_MAYBE_PERSONAL = re.compile(r"@|\d{3}")  # every redaction needs one of these
-
-
 def redact(text: str) -> str:
-    """Replace strings that look personal (emails, card, phone and id numbers)."""
-    if _MAYBE_PERSONAL.search(text) is None:
-        return text
-    for pattern, replacement in _REDACTIONS:
-        text = pattern.sub(replacement, text)
-    return text
+    """Replace what looks personal in free text (emails, IBANs, card, phone and id
+    numbers): :func:`tracemine.model.personal.redact_text`."""
+    return redact_text(text)
 
 
 def preview(value: Any, limit: int = 80) -> str:
@@ -232,7 +217,10 @@ def preview(value: Any, limit: int = 80) -> str:
 def _render(value: Any, out: list[str], budget: int, depth: int) -> int:
     if budget <= 0:
         return 0
-    if isinstance(value, str):
+    kind = personal_kind(value)
+    if kind is not None:  # screened whole: a name is only a name as a whole value
+        text = f"<{kind}>"
+    elif isinstance(value, str):
         text = json.dumps(value[:budget], ensure_ascii=False)
     elif value is None or isinstance(value, bool | int | float):
         text = json.dumps(value) if not isinstance(value, int) or abs(value) < 10**30 else "<big>"

@@ -42,6 +42,7 @@ from tracemine.model.contract import (
     declared_id,
     repeated_id,
 )
+from tracemine.model.personal import personal_kind
 from tracemine.openapi.observe import Observation, Observer
 
 _FAMILY = {
@@ -81,6 +82,7 @@ def merge(
         cid, first, second = repeated
         where = f"contracts[{kept[first]}] and contracts[{kept[second]}]"
         raise ContractFileError(f"candidates: contract id {cid} is repeated: {where}")
+    mined = [m for m in mined if not _personal_literals(m)]
     index: dict[tuple[Any, ...], list[Contract]] = {}
     for m in mined:
         key = _key(m)
@@ -123,6 +125,16 @@ def label_counts(contracts: Sequence[Contract]) -> dict[str, int]:
         if c.label is not None:
             counts[c.label.value] += 1
     return counts
+
+
+def _personal_literals(c: Contract) -> bool:
+    """A mined literal set (or predicate value) listing a person's values: never written,
+    whatever file it came from. Declared enums are the spec's words and are kept."""
+    listed = c.params.get("values", []) if c.kind == Kind.ONE_OF else (
+        [c.params.get("value")] if c.kind == Kind.CONST else [])  # fmt: skip
+    if c.when is not None:
+        listed = [*listed, *(c.when.value if isinstance(c.when.value, list) else [c.when.value])]
+    return any(personal_kind(v) is not None for v in listed)
 
 
 def _fresh(c: Contract) -> Contract:
