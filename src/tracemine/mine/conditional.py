@@ -210,12 +210,12 @@ def _merge(
         renumber = np.asarray([number.setdefault(n, len(number)) for n in names], dtype=np.int64)
         for tid, (keys, tasks, flags, contents) in found.items():
             pieces.setdefault(tid, []).append((keys, renumber[tasks], flags, contents))
-    names = np.asarray(list(number), dtype=object)
+    task_names = np.asarray(list(number), dtype=str)
     rows: dict[int, tuple] = {}
     for tid, parts in pieces.items():
         keys, tasks, flags, contents = (np.concatenate([p[i] for p in parts]) for i in range(4))
         if len(parts) > 1:
-            order = np.lexsort((keys, names[tasks].astype(str), contents))
+            order = np.lexsort((keys, task_names[tasks], contents))
             keys, tasks, flags = keys[order], tasks[order], flags[order]
         rows[tid] = (keys, tasks, flags)
     values: dict[tuple[str, str, str], tuple[np.ndarray, pa.Table | None]] = {
