@@ -130,7 +130,11 @@ def differences(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
     return said
 
 
-@pytest.mark.parametrize("options", [{}, {"run_level": True}], ids=["defaults", "run-level"])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"run_level": True, "where": "run_outcome=success"}],
+    ids=["defaults", "run-level-successes"],
+)
 def test_every_format_gives_the_same_candidates(
     stores: dict[str, Path], options: dict[str, Any]
 ) -> None:
