@@ -201,8 +201,8 @@ def _merge(
     wanted: list[tuple[str, str, str]],
 ) -> tuple[list[str], dict[int, tuple], dict]:
     """The tasks named by the shards (a task's number indexes this list), the target
-    rows per target, in the order of what the calls said (then task and key) across
-    shards as within one, and the feature values per path, in call key order (a shard's
+    rows per target, in the order of what the calls said (then task, run and position)
+    across shards as within one, and the feature values per path, in call key order (a shard's
     keys need not all follow another's)."""
     number: dict[str, int] = {}
     pieces: dict[int, list[tuple]] = {}
@@ -215,7 +215,8 @@ def _merge(
     for tid, parts in pieces.items():
         keys, tasks, flags, contents = (np.concatenate([p[i] for p in parts]) for i in range(4))
         if len(parts) > 1:
-            order = np.lexsort((keys, task_names[tasks], contents))
+            # stable: a task's rows come from one shard, already in run and seq order
+            order = np.lexsort((task_names[tasks], contents))
             keys, tasks, flags = keys[order], tasks[order], flags[order]
         rows[tid] = (keys, tasks, flags)
     values: dict[tuple[str, str, str], tuple[np.ndarray, pa.Table | None]] = {
