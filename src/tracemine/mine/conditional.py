@@ -180,7 +180,9 @@ class Conditional:
             return Measure()
         rows = self.mask(target, ctx) & holds(contract.when, feature)
         bad = rows & target.violated
-        examples = [(int(k), f"{contract.kind.value} broken") for k in target.keys[bad][:3]]
+        # rows are in content order (target_rows_sql), so the first are the same whatever
+        # order the store holds the calls in
+        examples = [((), int(k), f"{contract.kind.value} broken") for k in target.keys[bad][:3]]
         return Measure(int(rows.sum()), int(bad.sum()), examples)
 
 
@@ -200,19 +202,22 @@ def _merge(
     wanted: list[tuple[str, str, str]],
 ) -> tuple[list[str], dict[int, tuple], dict]:
     """The tasks named by the shards (a task's number indexes this list), the target
-    rows per target and the feature values per path, each in call key order across shards
-    (a shard's keys need not all follow another's)."""
+    rows per target, in the order of what the calls said (then task, run and position)
+    across shards as within one, and the feature values per path, in call key order (a shard's
+    keys need not all follow another's)."""
     number: dict[str, int] = {}
     pieces: dict[int, list[tuple]] = {}
     for (names, found), _ in shards:
         renumber = np.asarray([number.setdefault(n, len(number)) for n in names], dtype=np.int64)
-        for tid, (keys, tasks, flags) in found.items():
-            pieces.setdefault(tid, []).append((keys, renumber[tasks], flags))
+        for tid, (keys, tasks, flags, contents) in found.items():
+            pieces.setdefault(tid, []).append((keys, renumber[tasks], flags, contents))
+    task_names = np.asarray(list(number), dtype=str)
     rows: dict[int, tuple] = {}
     for tid, parts in pieces.items():
-        keys, tasks, flags = (np.concatenate([p[i] for p in parts]) for i in range(3))
+        keys, tasks, flags, contents = (np.concatenate([p[i] for p in parts]) for i in range(4))
         if len(parts) > 1:
-            order = np.argsort(keys, kind="stable")
+            # stable: a task's rows come from one shard, already in run and seq order
+            order = np.lexsort((task_names[tasks], contents))
             keys, tasks, flags = keys[order], tasks[order], flags[order]
         rows[tid] = (keys, tasks, flags)
     values: dict[tuple[str, str, str], tuple[np.ndarray, pa.Table | None]] = {
@@ -240,8 +245,11 @@ def _slices(ids: np.ndarray) -> list[tuple[int, int]]:
 def _target_rows(
     con: duckdb.DuckDBPyConnection, specs: list[tuple], survey: Survey
 ) -> tuple[list[str], dict[int, tuple]]:
-    """The tasks of the rows, and per target number its calls' keys (in key order), the
-    number of each one's task in that list, and whether it broke the property (numpy)."""
+    """The tasks of the rows, and per target number its calls' keys, the number of each
+    one's task in that list, whether it broke the property and the hash of what the call
+    said (numpy), in the order of that hash, then task, run and position: the trees are
+    grown, and counterexamples picked, on rows in an order the calls decide, not the
+    order a file listed them in."""
     table = pa.table({
         "tid": list(range(len(specs))), "tool": [s[0] for s in specs],
         "side": [s[1] for s in specs], "path": [s[2] for s in specs],
@@ -264,10 +272,12 @@ def _target_rows(
     tasks = found.column(2).combine_chunks().dictionary_encode()
     numbers = tasks.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     flags = found.column(3).fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
+    contents = found.column(4).to_numpy(zero_copy_only=False).astype(np.uint64)
     rows = {
-        int(tids[start]): (keys[start:end], numbers[start:end], flags[start:end])
+        int(tids[start]): (keys[start:end], numbers[start:end], flags[start:end],
+                           contents[start:end])
         for start, end in _slices(tids)
-    }
+    }  # fmt: skip
     return tasks.dictionary.to_pylist(), rows
 
 
@@ -281,19 +291,21 @@ def target_rows_sql(survey: Survey) -> str:
         WHEN 'non_empty' THEN p.n_empty > 0 OR p.n_len < p.n
         WHEN 'not_null' THEN p.n_null > 0
         WHEN 'non_negative' THEN p.n_neg > 0 OR {numeric}
-        ELSE p.n_neg + p.n_zero > 0 OR {numeric} END AS violated
+        ELSE p.n_neg + p.n_zero > 0 OR {numeric} END AS violated,
+        c.content, c.run_id, coalesce(c.seq, -1) AS seq
     FROM _tm_targets t JOIN tm_calls c ON c.tool = t.tool
     JOIN tm_call_paths p ON p.call_key = c.call_key AND p.side = t.side AND p.path = t.path
     WHERE t.kind <> 'present'
     UNION ALL
-    SELECT t.tid, up.call_key, c.task, coalesce(NOT ch.present_ok, TRUE)
+    SELECT t.tid, up.call_key, c.task, coalesce(NOT ch.present_ok, TRUE), c.content,
+           c.run_id, coalesce(c.seq, -1)
     FROM _tm_targets t JOIN tm_calls c ON c.tool = t.tool
     JOIN tm_call_paths up ON up.call_key = c.call_key AND up.side = t.side
                          AND up.path = t.parent AND up.n_object > 0
     LEFT JOIN tm_call_paths ch ON ch.call_key = up.call_key AND ch.side = t.side
                               AND ch.path = t.path
     WHERE t.kind = 'present'
-    ORDER BY 1, 2
+    ORDER BY tid, content, task, run_id, seq, call_key
     """
 
 

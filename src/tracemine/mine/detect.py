@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from tracemine.faults import FaultClass, variants
+from tracemine.mine.profile import order_sql
 from tracemine.model.contract import Contract, ContractFile
 from tracemine.monitor import Monitor
 
@@ -58,10 +59,13 @@ class ToolFaults:
 
 
 def sample_calls_sql() -> str:
-    """SQL: per tool, the first nominal call of up to ``?`` tasks, drawn by a seeded hash
-    (returned, so that shards' draws merge into the one draw of their union)."""
-    return """
-    WITH firsts AS (SELECT tool, task, min(call_key) AS call_key FROM tm_calls GROUP BY ALL),
+    """SQL: per tool, one nominal call of each of up to ``?`` tasks, the tasks drawn by a
+    seeded hash (returned, so that shards' draws merge into the one draw of their union).
+    A task's call is the first in :func:`~tracemine.mine.profile.order_sql` order: what
+    the calls said decides, not the order the store holds them in."""
+    return f"""
+    WITH firsts AS (SELECT tool, task, min_by(call_key, {order_sql("tm_calls")}) AS call_key
+                    FROM tm_calls GROUP BY ALL),
     ranked AS (SELECT *, hash(task, ?) AS h, row_number() OVER (PARTITION BY tool
                    ORDER BY hash(task, ?), task) AS r FROM firsts)
     SELECT r.tool, r.task, r.call_key, CAST(c.arguments AS VARCHAR), CAST(c.result AS VARCHAR),
@@ -102,12 +106,15 @@ def estimate(
         return {}
     rows = merge_samples(shards.map(sample_calls, seed, label="detection sample"))
     runs: list[dict] = []
-    for tool, task, key, arguments, result, _ in rows:
+    for tool, task, _, arguments, result, _ in rows:
         if tool not in by_tool:
             continue
-        call = {"tool": tool, "call_id": f"c{key}", "seq": 0, "status": "ok",
+        # named by position in the draw, not by call key: a key says where a file put
+        # the call, and the injector's choices follow the runs it is given
+        number = len(runs)
+        call = {"tool": tool, "call_id": f"c{number}", "seq": 0, "status": "ok",
                 "arguments": _load(arguments), "result": _load(result)}  # fmt: skip
-        runs.append({"run_id": f"sample-{key}", "task_id": task, "calls": [call]})
+        runs.append({"run_id": f"sample-{number}", "task_id": task, "calls": [call]})
     document = ContractFile(contracts=contracts).model_dump(mode="json", exclude_none=True)
     monitor = Monitor.from_dict(document, include_proposed=True)
     out = {tool: ToolFaults() for tool in by_tool}

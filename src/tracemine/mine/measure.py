@@ -19,24 +19,30 @@ import pyarrow as pa
 
 from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.formats import literal_prefix, shape_sql, shapes_sql
-from tracemine.mine.profile import Part, Survey, parts
+from tracemine.mine.profile import Part, Survey, order_of, order_sql, parts
 from tracemine.model.contract import Contract, Kind
 from tracemine.model.paths import parse
 
 FITTED_KINDS = frozenset({Kind.RANGE, Kind.LENGTH, Kind.ONE_OF, Kind.CONST, Kind.PATTERN})
 _EXAMPLES = 3
-"""Violating calls kept per fitted item (those of lowest key)."""
+"""Violating calls kept per fitted item (the first in :func:`~tracemine.mine.profile.order_sql`
+order)."""
 FITTED_BITS = 1 << 28
 """Bits the held-out counts of a part may mark calls with: a bit per call key of the
 part for each item (32 MB a thread), else the calls are grouped (:func:`fitted_sql`)."""
 _TYPE_COLUMNS = {"number": "c_all_numeric"}
 
 
+Example = tuple[tuple, int, str]
+"""A violating call: its order (:func:`~tracemine.mine.profile.order_of`, or ``()`` where
+the calls come ordered), its key and what it showed."""
+
+
 @dataclass
 class Measure:
     checked: int = 0
     violations: int = 0
-    examples: list[tuple[int, str]] = field(default_factory=list)  # (call_key, observed)
+    examples: list[Example] = field(default_factory=list)
 
 
 def parent_path(path: str) -> str | None:
@@ -111,7 +117,7 @@ _SHOWN_SQL = (
 
 def _held_out(part: Part) -> str:
     return f"""
-    calls AS (SELECT c.call_key, c.tool, t.fold FROM {part.calls()} c
+    calls AS (SELECT c.call_key, c.tool, t.fold, {order_sql("c")} AS ord FROM {part.calls()} c
               JOIN _tm_folds t ON t.task = c.task),
     v AS (SELECT v.*, c.tool, c.fold FROM {part.values()} v
           SEMI JOIN _tm_only o ON o.path = v.path
@@ -143,8 +149,9 @@ def pattern_rows_sql(part: Part) -> str:
 
 def fitted_sql(part: Part, bits: bool = False) -> str:
     """SQL counting, per fitted item (a contract fitted on the other folds), the calls of
-    its held-out fold (within ``part``) checked and violating, with the ``_EXAMPLES``
-    violating calls of lowest key and what they showed (strings redacted to shapes). Every
+    its held-out fold (within ``part``) checked and violating, with the first
+    ``_EXAMPLES`` violating calls (in :func:`~tracemine.mine.profile.order_sql` order) and
+    what they showed (strings redacted to shapes). Every
     check is per value; a call violates when one of its values does. Needs ``_tm_fitted``,
     ``_tm_fitted_values``, ``_tm_pattern_rows``, ``_tm_pattern_ok``, ``_tm_only`` and
     ``_tm_folds``.
@@ -162,9 +169,10 @@ def fitted_sql(part: Part, bits: bool = False) -> str:
         GROUP BY item, call_key
     )
     SELECT s.item, s.checked, count(b.call_key) AS violations,
-           min_by([CAST(b.call_key AS VARCHAR), b.shown], b.call_key, {_EXAMPLES})
+           min_by({{'ord': c.ord, 'shown': b.shown}}, c.ord, {_EXAMPLES})
                FILTER (b.call_key IS NOT NULL) AS examples
     FROM seen s LEFT JOIN bad b ON b.item = s.item
+    LEFT JOIN calls c ON c.call_key = b.call_key
     GROUP BY s.item, s.checked
     """
     else:
@@ -175,11 +183,15 @@ def fitted_sql(part: Part, bits: bool = False) -> str:
         UNION ALL
         SELECT item, call_key, bool_or(bad), min(CASE WHEN bad THEN {_SHOWN_SQL} END)
         FROM checked v WHERE NOT single GROUP BY item, call_key
+    ), counted AS (
+        SELECT item, count(*) AS checked, count(*) FILTER (bad) AS violations
+        FROM per_call GROUP BY item
+    ), shown AS (
+        SELECT p.item, min_by({{'ord': c.ord, 'shown': p.shown}}, c.ord, {_EXAMPLES}) AS examples
+        FROM per_call p JOIN calls c ON c.call_key = p.call_key WHERE p.bad GROUP BY p.item
     )
-    SELECT item, count(*) AS checked, count(*) FILTER (bad) AS violations,
-           min_by([CAST(call_key AS VARCHAR), shown], call_key, {_EXAMPLES})
-               FILTER (bad) AS examples
-    FROM per_call GROUP BY item
+    SELECT n.item, n.checked, n.violations, s.examples
+    FROM counted n LEFT JOIN shown s ON s.item = n.item
     """
     return f"""
     WITH {_held_out(part)},
@@ -252,7 +264,10 @@ def count_fitted(
                 con.unregister("_tm_pattern_ok")
             for item, checked, violations, examples in rows:
                 found = out[item]
-                shown = found.examples + [(int(k), str(s)) for k, s in examples or []]
+                shown = found.examples + [
+                    (order_of(e["ord"]), int(e["ord"]["key"]), str(e["shown"]))
+                    for e in examples or []
+                ]
                 out[item] = Measure(found.checked + int(checked),
                                     found.violations + int(violations),
                                     sorted(shown)[:_EXAMPLES])  # fmt: skip
@@ -264,7 +279,9 @@ def count_fitted(
 
 
 def add_measures(shards: list[dict[int, Measure]]) -> dict[int, Measure]:
-    """The shards' counts of each item added up, with the counterexamples of lowest key."""
+    """The shards' counts of each item added up, with the first counterexamples in
+    :func:`~tracemine.mine.profile.order_sql` order (of content, a task's: the same in
+    every shard layout)."""
     out: dict[int, Measure] = {}
     for found in shards:
         for item, m in found.items():

@@ -11,7 +11,7 @@ trials of one task whose verdicts differ, and ``flipped_tasks`` the tasks whose 
 disagree. Run-level contracts are replayed with their final parameters: the fold
 versions of their fitted parameters (a call cap) are not kept.
 
-At most ``MAX_TASKS`` tasks are replayed (those of lowest key), so the cost stays
+At most ``MAX_TASKS`` tasks are replayed (the first by task id), so the cost stays
 bounded however large the store.
 """
 

@@ -51,7 +51,7 @@ from tracemine.mine.formats import format_sql, register_shapes
 from tracemine.mine.listing import shaped_strings_sql, values_sql
 from tracemine.mine.where import Filter
 
-PROFILE_VERSION = "9"
+PROFILE_VERSION = "10"
 LISTED_DISTINCT = 256
 """Values of a path are listed only when the whole store holds about this many or fewer."""
 PART_CALLS = 100_000
@@ -169,15 +169,20 @@ def part_calls(con: duckdb.DuckDBPyConnection) -> int:
 
 def nominal_calls_sql(where: str, task_table: str | None, size: int = PART_CALLS) -> str:
     """SQL building ``tm_calls``: calls that ended ok, in runs passing ``where``, with the
-    task they belong to (a run without one is its own task, ``run:<run_id>``) and the
-    part of that task: tasks ordered by their first call, cut every ``size`` calls."""
+    task they belong to (a run without one is its own task, ``run:<run_id>``), the hash
+    of what the call said (``content``: tool, arguments and result as stored, compact
+    JSON) and the part of that task: tasks ordered by their first call, cut every
+    ``size`` calls. Every choice among calls orders them by :func:`order_sql`, never by
+    their key: keys follow the order a file listed its calls in, which is the wrapping's,
+    not the calls'."""
     source = "t.task" if task_table else "r.task_id"
     join = f"LEFT JOIN {task_table} t ON t.run_id = c.run_id" if task_table else ""
     return f"""
     CREATE OR REPLACE TABLE tm_calls AS
     WITH nominal AS (
         SELECT c.call_key, c.tool, coalesce({source}, 'run:' || c.run_id) AS task, c.run_id,
-               c.call_id, c.seq, {source} IS NULL AS task_missing
+               c.call_id, c.seq, {source} IS NULL AS task_missing,
+               hash(c.tool, CAST(c.arguments AS VARCHAR), CAST(c.result AS VARCHAR)) AS content
         FROM calls c JOIN runs r ON r.run_id = c.run_id {join}
         WHERE c.status = 'ok' AND ({where})
     ), tasks AS (
@@ -189,6 +194,21 @@ def nominal_calls_sql(where: str, task_table: str | None, size: int = PART_CALLS
     SELECT n.*, cut.part FROM nominal n JOIN cut ON cut.task = n.task
     ORDER BY n.call_key
     """
+
+
+def order_sql(alias: str = "c") -> str:
+    """SQL: the order calls (``tm_calls`` rows aliased ``alias``) are chosen in wherever
+    only some are taken (counterexamples, samples): by what they said, then task, run
+    and position, with the key last only to break ties between identical calls."""
+    a = alias
+    return (f"{{'content': {a}.content, 'task': {a}.task, 'run': {a}.run_id, "
+            f"'seq': coalesce({a}.seq, -1), 'key': {a}.call_key}}")  # fmt: skip
+
+
+def order_of(found: dict) -> tuple:
+    """The Python tuple of an :func:`order_sql` value (a dict), which sorts alike."""
+    return (int(found["content"]), str(found["task"]), str(found["run"]), int(found["seq"]),
+            int(found["key"]))  # fmt: skip
 
 
 def survey_sql() -> str:

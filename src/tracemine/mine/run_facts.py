@@ -5,15 +5,19 @@ A run is nominal when it has a nominal call (``tm_calls``, so the same ``--where
 key as call-level mining); then all its calls count, failed ones included, because caps,
 prior calls and the completeness gate look at every call the agent made.
 
-"Earlier" is an earlier turn when both calls have one, else a smaller ``seq``: calls the
-model issued together in one turn cannot have informed each other, so a parallel batch
-returned (or recorded) in another order never makes or breaks an order contract.
+"Earlier" is an earlier turn when both calls have one; else, when both have times, a call
+that ended before the other started; else a smaller ``seq``. Calls the model issued
+together in one turn cannot have informed each other, so a parallel batch returned (or
+recorded) in another order never makes or breaks an order contract — and a format that
+records times but no turns (OTLP spans) sees the batch as the calls that overlap, as a
+format with turns but no times (chat messages) sees the turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -36,6 +40,8 @@ class RunCall:
     status: str | None
     call_id: str | None
     result_call_id: str | None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
 
     @property
     def ok(self) -> bool:
@@ -53,9 +59,12 @@ class RunInfo:
 
 
 def before(a: RunCall, b: RunCall) -> bool:
-    """Whether ``a`` was issued before ``b`` (an earlier turn; ``seq`` without turns)."""
+    """Whether ``a`` came before ``b``: an earlier turn; without turns, ended before ``b``
+    started; without times either, a smaller ``seq``."""
     if a.turn is not None and b.turn is not None:
         return a.turn < b.turn
+    if a.ended_at is not None and b.started_at is not None:
+        return a.ended_at <= b.started_at
     return a.seq < b.seq
 
 
@@ -70,7 +79,7 @@ def load_runs(con: duckdb.DuckDBPyConnection, tasks: Iterable[str]) -> dict[str,
                 SELECT DISTINCT run_id, task FROM tm_calls SEMI JOIN _tm_rl_tasks USING (task)
             )
             SELECT c.run_id, n.task, r.family, c.call_key, c.seq, c.turn, c.tool, c.status,
-                   c.call_id, c.result_call_id
+                   c.call_id, c.result_call_id, c.started_at, c.ended_at
             FROM calls c JOIN nominal n USING (run_id) JOIN runs r USING (run_id)
             ORDER BY c.run_id, c.seq, c.call_key
             """
@@ -78,13 +87,16 @@ def load_runs(con: duckdb.DuckDBPyConnection, tasks: Iterable[str]) -> dict[str,
     finally:
         con.unregister("_tm_rl_tasks")
     runs: dict[str, RunInfo] = {}
-    keys, run_ids, seqs, turns, tools, statuses = [], [], [], [], [], []
-    for run_id, task, family, key, seq, turn, tool, status, cid, rcid in rows:
+    keys, run_ids, seqs, turns, tools, statuses, starts, ends = ([] for _ in range(8))
+    for run_id, task, family, key, seq, turn, tool, status, cid, rcid, start, end in rows:
         info = runs.get(run_id)
         if info is None:
             info = runs[run_id] = RunInfo(run_id, task, family)
         position = seq if seq is not None else len(info.calls)
-        info.calls.append(RunCall(int(key), int(position), turn, tool, status, cid, rcid))
+        info.calls.append(RunCall(int(key), int(position), turn, tool, status, cid, rcid,
+                                  start, end))  # fmt: skip
+        starts.append(start)
+        ends.append(end)
         keys.append(int(key))
         run_ids.append(run_id)
         seqs.append(int(position))
@@ -95,7 +107,9 @@ def load_runs(con: duckdb.DuckDBPyConnection, tasks: Iterable[str]) -> dict[str,
         "_tm_rl_calls",
         pa.table({"call_key": pa.array(keys, pa.int64()), "run_id": run_ids,
                   "seq": pa.array(seqs, pa.int64()), "turn": pa.array(turns, pa.int64()),
-                  "tool": tools, "status": statuses}),
+                  "tool": tools, "status": statuses,
+                  "started_at": pa.array(starts, pa.timestamp("us")),
+                  "ended_at": pa.array(ends, pa.timestamp("us"))}),
     )  # fmt: skip
     return runs
 
@@ -108,8 +122,10 @@ _ARGUMENTS = (
 an array of scalars (``args.recipients[*]``), each element separately."""
 _EARLIER = (
     "CASE WHEN a.turn IS NOT NULL AND b.turn IS NOT NULL THEN a.turn < b.turn "
+    "WHEN a.ended_at IS NOT NULL AND b.started_at IS NOT NULL THEN a.ended_at <= b.started_at "
     "ELSE a.seq < b.seq END"
 )
+"""SQL of :func:`before`."""
 
 
 def argument_values_sql() -> str:
@@ -130,12 +146,13 @@ def value_sources_sql() -> str:
     from."""
     return f"""
     WITH b AS (
-        SELECT c.run_id, c.seq, c.turn, c.tool, v.call_key, v.path, v.idx, v.jtype, v.num,
-               v.str
+        SELECT c.run_id, c.seq, c.turn, c.started_at, c.ended_at, c.tool, v.call_key, v.path,
+               v.idx, v.jtype, v.num, v.str
         FROM tm_values v JOIN _tm_rl_calls c ON c.call_key = v.call_key
         WHERE {_ARGUMENTS}
     ), a AS (
-        SELECT c.run_id, c.seq, c.turn, c.tool, v.path, v.jtype, v.num, v.str
+        SELECT c.run_id, c.seq, c.turn, c.started_at, c.ended_at, c.tool, v.path, v.jtype,
+               v.num, v.str
         FROM tm_values v JOIN _tm_rl_calls c ON c.call_key = v.call_key
         WHERE c.status = 'ok' AND v.jtype IN {_SCALARS}
     ), matched AS (
@@ -169,11 +186,12 @@ def value_bounds_sql() -> str:
     affinity are joined: every number against every earlier number would explode."""
     return f"""
     WITH b AS (
-        SELECT c.run_id, c.seq, c.turn, c.tool, v.call_key, v.path, v.num
+        SELECT c.run_id, c.seq, c.turn, c.started_at, c.ended_at, c.tool, v.call_key, v.path,
+               v.num
         FROM tm_values v JOIN _tm_rl_calls c ON c.call_key = v.call_key
         WHERE v.side = 'args' AND v.idx IS NULL AND v.jtype IN ('integer', 'number')
     ), a AS (
-        SELECT c.run_id, c.seq, c.turn, c.tool, v.path, v.num
+        SELECT c.run_id, c.seq, c.turn, c.started_at, c.ended_at, c.tool, v.path, v.num
         FROM tm_values v JOIN _tm_rl_calls c ON c.call_key = v.call_key
         WHERE c.status = 'ok' AND v.idx IS NULL AND v.jtype IN ('integer', 'number')
     )

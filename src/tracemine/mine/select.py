@@ -82,7 +82,7 @@ def select(
     dropped, what was predicted and why a tool got nothing, and the fitted families.
     ``calls`` resolves call keys of counterexamples; ``tool_sizes`` is (calls, tasks)
     per tool; ``faults`` what :func:`tracemine.mine.detect.estimate` found."""
-    keys = [k for c in candidates.values() for m in c.heldout.values() for k, _ in m.examples]
+    keys = [k for c in candidates.values() for m in c.heldout.values() for _, k, _ in m.examples]
     known = calls(sorted(set(keys)))
 
     def example(key: int, shown: str) -> Counterexample | None:
@@ -134,7 +134,7 @@ def pool(candidates: dict[str, Candidate]) -> dict[str, Prior]:
     fails out of sample: a parameter-free candidate that held on every task has, by
     construction, no held-out violation at all."""
     counts: dict[str, list[tuple[float, float]]] = {}
-    for entry in candidates.values():
+    for _, entry in sorted(candidates.items()):  # by id: the sums do not follow the input
         if entry.heldout_tasks > 0:
             family = family_of(entry.contract)
             counts.setdefault(family, []).append(
@@ -203,7 +203,7 @@ def build_evidence(
                         unseen_mass=support.unseen_mass, confidence=CONFIDENCE)  # fmt: skip
     examples: list[Counterexample] = []
     for fold in sorted(entry.heldout):
-        for key, shown in entry.heldout[fold].examples:
+        for _, key, shown in entry.heldout[fold].examples:
             if len(examples) >= MAX_COUNTEREXAMPLES:
                 break
             found = example(key, shown)

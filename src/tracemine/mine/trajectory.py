@@ -141,7 +141,7 @@ def _measure(judge: Judge, runs: list[RunInfo]) -> Measure:
         if outcome.violated:
             found.violations += 1
             key = outcome.call.key if outcome.call else _first_key(run)
-            found.examples.append((key, outcome.observed))
+            found.examples.append(((), key, outcome.observed))  # runs come in run id order
     return found
 
 
@@ -194,7 +194,7 @@ def completeness(
         found.checked += measured.checked
         found.violations += measured.violations
         found.examples += measured.examples
-    examples = [_example(calls, k, s) for k, s in found.examples if k in calls]
+    examples = [_example(calls, k, s) for _, k, s in found.examples if k in calls]
     evidence = Evidence(
         calls=found.checked - found.violations,
         tasks=len({run.task for run in runs.values()}),

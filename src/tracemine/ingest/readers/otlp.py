@@ -43,7 +43,11 @@ error, a timeout or a cancellation by ``error.type``. The run is the conversatio
 (``gen_ai.conversation.id``), else the session (``session.id``), else the
 trace, looked up on the tool span and then on any span of its trace; run metadata holds the
 resource attributes and those of root and agent spans, and names the key the run id came
-from. Spans of a trace arrive on many lines, so calls are kept until the end of the file.
+from. The run's family, reward and outcome are read from those attributes too
+(``tracemine.family``, ``tracemine.reward``, ``tracemine.run_outcome``, as tracemine's
+simulator and fault injector write them, or the same names without the prefix), so runs
+read from OTLP filter and group as the same runs read from any other format. Spans of a
+trace arrive on many lines, so calls are kept until the end of the file.
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ _ERROR_CODES = {2, "2", "STATUS_CODE_ERROR", "ERROR"}
 # not mcp.session.id: one MCP connection may serve many agent runs
 _SESSION_KEYS = ("session.id",)
 _TASK_KEYS = ("task_id", "task.id")
+_RUN_KEYS = {name: (f"tracemine.{name}", name) for name in ("family", "reward", "run_outcome")}
 _TRACE_KEYS = (("conversation", "gen_ai.conversation.id"), *((k, k) for k in _SESSION_KEYS))
 _AGENT_OPERATIONS = {"invoke_agent", "create_agent"}
 # prompt and message content is large and says nothing about the run as a whole
@@ -161,7 +166,7 @@ def _tool_kind(span: dict[str, Any], attrs: dict[str, Any]) -> str | None:
 
 class OtlpReader(Reader):
     name = "otlp"
-    # 2: tool calls in chat spans' messages are read
+    # 2: tool calls in chat spans' messages are read; runs carry family, reward, outcome
     version = "2"
     priority = 20
     orders_by_time = True
@@ -345,6 +350,9 @@ class OtlpReader(Reader):
                 trial=as_small_int(
                     _first(facts, "trial") if "trial" in facts else nested.get("trial")
                 ),
+                family=as_str(_first(facts, *_RUN_KEYS["family"])),
+                reward=as_float(_first(facts, *_RUN_KEYS["reward"])),
+                run_outcome=as_str(_first(facts, *_RUN_KEYS["run_outcome"])),
                 metadata={"run_id_source": source, "trace_ids": []},
             )
         for key, value in facts.items():

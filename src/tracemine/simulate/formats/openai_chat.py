@@ -1,6 +1,6 @@
 """OpenAI chat conversations, one per line, as evaluation harnesses export them:
 
-    {"run_id", "task_id", "trial", "reward", "family", "messages": [
+    {"run_id", "task_id", "trial", "reward", "run_outcome", "family", "messages": [
       {"role": "system", ...}, {"role": "user", ...},
       {"role": "assistant", "content": null, "tool_calls": [{"id", "type": "function",
         "function": {"name", "arguments": "<JSON as a string>"}}]},
@@ -82,6 +82,9 @@ def write_run(run: dict[str, Any]) -> list[dict[str, Any]]:
         "task_id": run.get("task_id"),
         "trial": run.get("trial"),
         "reward": run.get("reward"),
+        # as the flat and OTLP writers do: without it the reader takes the reward as the
+        # outcome ("1.0"), and --where run_outcome=success would pick runs by format
+        "run_outcome": run.get("run_outcome"),
         "family": run.get("family"),
         "messages": messages,
     }
