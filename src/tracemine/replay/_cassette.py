@@ -51,7 +51,9 @@ class Cassette:
         except (OSError, UnicodeDecodeError) as exc:
             raise CassetteError(f"{file}: cannot read cassette: {exc}") from None
         cassette = cls(path=file)
-        for number, line in enumerate(text.splitlines(), start=1):
+        # one record a line, split on "\n" only: str.splitlines also breaks at U+2028,
+        # U+0085 …, which json.dumps(ensure_ascii=False) leaves raw inside strings
+        for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:
