@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from tracemine._atomic import write_atomic
 from tracemine.check import CheckReport, check, junit_xml
 from tracemine.cli._common import JsonOption, ReaderOption, console, print_json, run
 from tracemine.cli._fit import Column, fit, left_out
@@ -62,7 +63,7 @@ def check_command(
     report = run(check, traces, contracts, format=format, include_proposed=include_proposed,
                  oracle=oracle, trials=trials, strict=strict)  # fmt: skip
     if junit is not None:
-        junit.write_text(junit_xml(report), encoding="utf-8")
+        write_atomic(junit, junit_xml(report))
     if as_json:
         print_json(report.model_dump_json(indent=2))
     else:

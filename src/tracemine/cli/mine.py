@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from tracemine._atomic import write_atomic
 from tracemine.cli._common import (
     DbOption,
     FoldsOption,
@@ -25,7 +26,6 @@ from tracemine.cli._shards import (
     check_sharded,
     render_shards,
     run_sharded,
-    write_atomically,
 )
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def mine_command(
         result = found.contracts
     else:
         result = run(mine, db, **settings)
-    write_atomically(out, result.model_dump_json(indent=2, exclude_none=True) + "\n")
+    write_atomic(out, result.model_dump_json(indent=2, exclude_none=True) + "\n")
     if as_json:
         print_json(result.model_dump_json(indent=2, exclude_none=True))
         return

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracemine._atomic import write_atomic
 from tracemine.model.contract import (
     Contract,
     ContractFile,
@@ -132,10 +133,10 @@ def write_outputs(
         files.append(_cassette(out / "control.cassette.jsonl", slice_))
         what = "; ".join(s.description for s in report.separating)
         module = out / module_name(report.name)
-        module.write_text(TEST_MODULE.format(
+        write_atomic(module, TEST_MODULE.format(
             name=report.name, run_id=report.run_id, trace=Path(report.trace).name, what=what,
             nominal=report.nominal_runs, tasks=report.nominal_tasks, db=Path(report.db).name,
-            ids={s.contract_id for s in report.separating}), encoding="utf-8")  # fmt: skip
+            ids={s.contract_id for s in report.separating}))  # fmt: skip
         files.append(module)
     report.files = [str(f) for f in [*files, out / "incident.json"]]
-    (out / "incident.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_atomic(out / "incident.json", report.model_dump_json(indent=2) + "\n")
