@@ -202,3 +202,11 @@ def test_a_declared_pattern_the_monitor_refuses_is_kept_muted_with_the_reason(tm
     assert "expands to more than" in pattern.decision.reason
     document = {"schema_version": "1", "contracts": [c.model_dump(mode="json") for c in found]}
     assert Monitor.from_dict(document, include_proposed=True).contracts  # loads, no crash
+
+
+def test_a_pattern_python_warns_about_loads_and_matches(make_monitor) -> None:
+    # "[[" is a FutureWarning to ``re`` (a possible set operation), an ordinary class in
+    # ECMA-262, which OpenAPI patterns are written in
+    monitor = make_monitor(contract("pattern", ["result.id"], params={"regex": "^[[a]+$"}))
+    assert monitor.check("get_order", {}, {"id": "[a["}).ok
+    assert not monitor.check("get_order", {}, {"id": "b"}).ok

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -68,8 +69,10 @@ def compile_pattern(pattern: str) -> SafePattern:
     if len(pattern) > MAX_PATTERN:
         raise UnsafePattern(f"pattern longer than {MAX_PATTERN} characters")
     try:
-        re.compile(pattern)  # the errors ``re`` gives, worded as ``re`` words them
-        parsed = _parser.parse(pattern)
+        with warnings.catch_warnings():  # ECMA idioms Python frowns on ("[[]") still work
+            warnings.simplefilter("ignore")
+            re.compile(pattern)  # the errors ``re`` gives, worded as ``re`` words them
+            parsed = _parser.parse(pattern)
     except (re.error, RecursionError, OverflowError) as exc:
         raise UnsafePattern(f"pattern does not compile: {exc}") from None
     items, flags = list(parsed), parsed.state.flags
