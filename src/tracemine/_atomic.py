@@ -36,9 +36,15 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     real = Path(os.path.realpath(target))
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
-        mode = stat.S_IMODE(os.stat(real).st_mode)
+        status = os.stat(real)
     except FileNotFoundError:
         mode = _NEW_FILE_MODE
+    else:
+        if not stat.S_ISREG(status.st_mode):  # /dev/stdout, a pipe: nothing to replace
+            with open(real, "wb") as out:
+                out.write(payload)
+            return target
+        mode = stat.S_IMODE(status.st_mode)
     handle, name = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
     try:
         with os.fdopen(handle, "wb") as out:
