@@ -33,18 +33,18 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     >>> write_atomic(tmp / "out.json", "{}")  # doctest: +SKIP
     """
     target = Path(path)
-    real = Path(os.path.realpath(target))
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
-        status = os.stat(real)
+        status = os.stat(target)
     except FileNotFoundError:
         mode = _NEW_FILE_MODE
     else:
         if not stat.S_ISREG(status.st_mode):  # /dev/stdout, a pipe: nothing to replace
-            with open(real, "wb") as out:
+            with open(target, "wb") as out:
                 out.write(payload)
             return target
         mode = stat.S_IMODE(status.st_mode)
+    real = Path(os.path.realpath(target))
     handle, name = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
     try:
         with os.fdopen(handle, "wb") as out:
