@@ -15,6 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from tracemine.cli._common import (
     DbOption,
@@ -71,7 +72,7 @@ def ingest_command(
 
 
 def render(report: IngestReport) -> None:
-    table = Table(title=f"ingest → {report.db}", title_justify="left")
+    table = Table(title=Text(f"ingest → {report.db}"), title_justify="left")
     table.add_column("file", overflow="fold")
     table.add_column("format")
     table.add_column("outcome")
@@ -80,14 +81,14 @@ def render(report: IngestReport) -> None:
         table.add_column(name, justify="right")
     for f in report.files:
         table.add_row(
-            Path(f.source_file).name, f.source_format or "", f.outcome,
+            Text(Path(f.source_file).name), f.source_format or "", f.outcome,
             f"{f.units_read} = {f.units_stored} + {f.units_quarantined}", str(f.runs),
             str(f.calls), str(f.calls_missing_result), f"{f.seconds:.1f}",
         )  # fmt: skip
     console.print(table)
     for f in report.files:
         if f.detail:
-            console.print(f"  {f.source_file}: {f.detail}")
+            console.print(f"  {f.source_file}: {f.detail}", markup=False)
     read, stored = report.total("units_read"), report.total("units_stored")
     quarantined = report.total("units_quarantined")
     console.print(

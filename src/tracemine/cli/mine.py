@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from tracemine._atomic import write_atomic
 from tracemine.cli._common import (
@@ -163,7 +164,7 @@ def render(result: ContractFile, out: Path) -> None:
     if maps:
         named = [f"{m['path']} ({m['tool']})" for m in maps]
         shown = ", ".join(named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
-        console.print(f"read as maps (keys are ids, paths say {{*}}): {shown}")
+        console.print(f"read as maps (keys are ids, paths say {{*}}): {escape(shown)}")
     noisy = [c for c in result.contracts if c.evidence and c.evidence.flipped_tasks]
     if noisy:
         console.print(
@@ -172,7 +173,7 @@ def render(result: ContractFile, out: Path) -> None:
         )
     for line in tools.values():
         if line.get("why"):
-            console.print(f"[yellow]no contract[/] {line['why']}")
+            console.print(f"[yellow]no contract[/] {escape(line['why'])}")
     if profile.get("runs_without_task"):
         console.print(
             f"[yellow]{profile['runs_without_task']} runs have no task id[/]: each counts as "
