@@ -88,7 +88,7 @@ def render(report: IngestReport) -> None:
     console.print(table)
     for f in report.files:
         if f.detail:
-            console.print(f"  {f.source_file}: {f.detail}", markup=False)
+            console.print(f"  {f.source_file}: {f.detail}")
     read, stored = report.total("units_read"), report.total("units_stored")
     quarantined = report.total("units_quarantined")
     console.print(
