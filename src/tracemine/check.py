@@ -18,6 +18,7 @@ each run is labelled:
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
@@ -290,4 +291,17 @@ def junit_xml(report: CheckReport) -> str:
                                  for v in r.violations]  # fmt: skip
             failure = ET.SubElement(case, "failure", type=r.verdict, message=problems[0][:200])
             failure.text = "\n".join(problems)
+    for element in root.iter():  # names and messages come from traces: make them XML
+        if element.text:
+            element.text = _xml_text(element.text)
+        element.attrib = {key: _xml_text(value) for key, value in element.attrib.items()}
     return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` with each character XML 1.0 forbids (controls, lone surrogates, U+FFFE,
+    U+FFFF) written as its escape (``\\x00``, ``\\ud800``), so nothing is silently lost."""
+    return _NOT_XML.sub(lambda m: ascii(m.group())[1:-1], text)

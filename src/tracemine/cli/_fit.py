@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 GAP = 2  # between two columns: one space of padding, one of the (blank) divider
 TEXT_MIN = 36  # a text column narrower than this is read a few words a line
@@ -61,7 +62,8 @@ def fit(
             keep.remove(droppable.pop()[1])
         else:
             break  # as narrow as it gets: the terminal wraps what is left
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+    # cells and titles carry text from traces: plain Text, never read as markup
+    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
                   pad_edge=False, collapse_padding=True)  # fmt: skip
     for i in keep:
         column = columns[i]
@@ -73,7 +75,7 @@ def fit(
             min_width=None if column.text else _width(column, rows, i, compact, split),
         )
     for row in rows:
-        table.add_row(*(_cell(row[i], split and columns[i].split) for i in keep))
+        table.add_row(*(Text(_cell(row[i], split and columns[i].split)) for i in keep))
     dropped = [c.header for i, c in enumerate(columns) if i not in keep]
     return table, dropped
 

@@ -3,8 +3,6 @@ mine spread over a Dask cluster (:func:`tracemine.mine_sharded`)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -127,15 +125,3 @@ def render_shards(found: ShardedMine) -> None:
     for group in found.groups:
         console.print(f"  mined as one store (they share runs or tasks): {', '.join(group)}",
                       markup=False)  # fmt: skip
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``path`` whole or not at all: a mine that fails leaves no partial file."""
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(name, path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise

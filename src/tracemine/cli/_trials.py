@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
+
 from tracemine.cli._common import console
 from tracemine.cli._fit import Column, fit, left_out
 from tracemine.trials import TrialsReport
@@ -42,7 +44,7 @@ def render_trials(trials: TrialsReport) -> None:
         console.print(said)
     for n in trials.noisy:
         for example in n.examples[:_EXAMPLES_SHOWN]:
-            console.print(f"  [yellow]~[/] {n.tool} {n.kind}: {example}", markup=True,
+            console.print(f"  [yellow]~[/] {escape(f'{n.tool} {n.kind}: {example}')}", markup=True,
                           soft_wrap=True)  # fmt: skip
     if trials.strict:
         console.print(f"--strict: the {len(trials.noisy)} noisy contracts count in the verdict")

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from tracemine._atomic import write_atomic
 from tracemine.check import CheckReport, check, junit_xml
 from tracemine.cli._common import JsonOption, ReaderOption, console, print_json, run
 from tracemine.cli._fit import Column, fit, left_out
@@ -62,7 +63,7 @@ def check_command(
     report = run(check, traces, contracts, format=format, include_proposed=include_proposed,
                  oracle=oracle, trials=trials, strict=strict)  # fmt: skip
     if junit is not None:
-        junit.write_text(junit_xml(report), encoding="utf-8")
+        write_atomic(junit, junit_xml(report))
     if as_json:
         print_json(report.model_dump_json(indent=2))
     else:
@@ -105,10 +106,11 @@ def render(report: CheckReport) -> None:
     )
     for c in flagged:
         for example in c.examples[:2]:
-            console.print(f"  [red]✗[/] {c.tool} {c.kind}: {example}", markup=True, soft_wrap=True)
+            console.print(f"  [red]✗[/] {escape(f'{c.tool} {c.kind}: {example}')}", markup=True,
+                          soft_wrap=True)  # fmt: skip
     problem_runs = [r for r in report.runs if r.verdict != "complete" or r.violations]
     for r in problem_runs[:_RUNS_SHOWN]:
-        console.print(f"run {r.run_id}: [yellow]{r.verdict}[/]", markup=True)
+        console.print(f"run {escape(r.run_id)}: [yellow]{r.verdict}[/]", markup=True)
         for line in r.gaps + [f"{v['path']}: expected {v['expected']}, got {v['observed']}"
                               for v in r.violations]:  # fmt: skip
             console.print(f"  - {line}", soft_wrap=True, markup=False)
@@ -118,7 +120,8 @@ def render(report: CheckReport) -> None:
     for notice in report.notices:
         console.print(f"[yellow]note:[/] {escape(notice)}", markup=True, soft_wrap=True)
     if report.labels is not None:
-        console.print("oracle: " + ", ".join(f"{k} {v}" for k, v in report.labels.items()))
+        console.print("oracle: " + ", ".join(f"{k} {v}" for k, v in report.labels.items()),
+                      markup=False)  # fmt: skip
     runs = len(report.runs)
     console.print(
         f"{report.calls} calls in {runs} runs: {report.violations} violations, "

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from tracemine.cli._common import FoldsOption, JsonOption, console, err_console, print_json, run
 from tracemine.cli._fit import Column, fit, left_out
@@ -84,7 +85,7 @@ def evaluate_command(
     from tracemine.evaluate import evaluate
 
     def progress(message: str) -> None:
-        err_console.print(f"[dim]·[/] {message}", markup=True)
+        err_console.print(f"[dim]·[/] {escape(message)}", markup=True)
 
     report = run(
         evaluate, out=out, suite=suite, tasks=tasks, trials=trials, traces=traces,
@@ -140,9 +141,9 @@ def render(report: EvaluationReport) -> None:
         console.print(said, style="dim")
     for arm in report.arms:
         if arm.available and arm.note:
-            console.print(f"[yellow]{arm.arm}:[/] {arm.note}")
+            console.print(f"[yellow]{escape(arm.arm)}:[/] {escape(arm.note)}")
     for note in report.notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {escape(note)}")
     console.print(
         f"{report.tasks.get('mining')} mining / {report.tasks.get('evaluation')} evaluation "
         f"tasks; proposed contracts enforced (no review); {report.seconds:.1f} s; "

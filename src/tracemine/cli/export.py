@@ -74,9 +74,10 @@ def render(report: ExportReport) -> None:
         f"{report.format}: {report.exported} of {report.selected} contracts exported "
         f"→ {', '.join(report.files) or 'nothing written'}",
         soft_wrap=True,
+        markup=False,
     )
     for note in report.notes:
-        err_console.print(f"note: {note}", soft_wrap=True)
+        err_console.print(f"note: {note}", soft_wrap=True, markup=False)
     if report.unexpressed:
         title = f"{len(report.unexpressed)} contracts {report.format} cannot express"
         columns = [Column("id", drop=2), Column("tool", drop=1), Column("kind", drop=3),

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from tracemine.cli._common import DbOption, JsonOption, ReaderOption, console, print_json, run
 from tracemine.incident import IncidentReport, incident
@@ -49,10 +50,11 @@ def render(report: IncidentReport) -> None:
     console.print(
         f"{report.vocabulary} contracts fitted on {report.nominal_runs} known-good runs "
         f"({report.nominal_tasks} tasks); run {report.run_id} breaks {report.violated}, "
-        f"known-good runs break {report.alarming_on_nominal}"
+        f"known-good runs break {report.alarming_on_nominal}",
+        markup=False,
     )
     for s in report.separating:
-        console.print(f"[green]separates[/]: {s.description} ({s.kind}, {s.tasks} tasks)",
+        console.print(f"[green]separates[/]: {escape(s.description)} ({s.kind}, {s.tasks} tasks)",
                       markup=True, soft_wrap=True)  # fmt: skip
         console.print(f"  observed: {s.observed}", markup=False, soft_wrap=True)
     for s in report.alternatives:
@@ -60,7 +62,7 @@ def render(report: IncidentReport) -> None:
     if not report.separating:
         console.print("[red]no contract of the vocabulary separates this run[/]", markup=True)
     for gap in report.missing_vocabulary:
-        console.print(f"  [yellow]missing vocabulary[/]: {gap}", markup=True, soft_wrap=True)
+        console.print(f"  [yellow]missing vocabulary[/]: {escape(gap)}", soft_wrap=True)
     for path in report.files:
         console.print(f"wrote {path}", markup=False, soft_wrap=True)
 

@@ -16,6 +16,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from tracemine.cli._common import (
     DbOption,
@@ -86,7 +87,7 @@ def _found_nothing(report: IngestReport) -> bool:
 
 
 def render(report: IngestReport) -> None:
-    table = Table(title=f"ingest → {report.db}", title_justify="left")
+    table = Table(title=Text(f"ingest → {report.db}"), title_justify="left")
     table.add_column("file", overflow="fold")
     table.add_column("format")
     table.add_column("outcome")
@@ -95,7 +96,7 @@ def render(report: IngestReport) -> None:
         table.add_column(name, justify="right")
     for f in report.files:
         table.add_row(
-            Path(f.source_file).name, f.source_format or "", f.outcome,
+            Text(Path(f.source_file).name), f.source_format or "", f.outcome,
             f"{f.units_read} = {f.units_stored} + {f.units_quarantined}", str(f.runs),
             str(f.calls), str(f.calls_missing_result), f"{f.seconds:.1f}",
         )  # fmt: skip

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from tracemine.cli._common import JsonOption, console, err_console, print_json, run
 from tracemine.cli._fit import Column, fit
@@ -56,25 +57,31 @@ def merge_command(
 
 def render(report: MergeReport) -> None:
     for s in report.specs:
-        console.print(f"[bold]{s['source']}[/]: {s['kind']}, {s['operations']} operations")
+        source = escape(str(s["source"]))
+        console.print(f"[bold]{source}[/]: {s['kind']}, {s['operations']} operations")
     tool_map = report.tool_map
     console.print(
         f"{len(tool_map.tools)} tools mapped to operations; {report.declared} declared or prose "
-        f"contracts; {len(report.merged.contracts)} contracts written to {report.out}"
+        f"contracts; {len(report.merged.contracts)} contracts written to {report.out}",
+        markup=False,
     )
     rows = [[label, str(count)] for label, count in report.labels.items()]
     columns = [Column("label"), Column("contracts", numeric=True)]
     console.print(fit("merge labels", columns, rows, console.width)[0])
     if tool_map.unmapped_tools:
-        console.print("tools with no operation: " + ", ".join(tool_map.unmapped_tools))
+        unmapped = ", ".join(tool_map.unmapped_tools)
+        console.print(f"tools with no operation: {unmapped}", markup=False)
     if tool_map.unmapped_operations:
         shown = tool_map.unmapped_operations[:20]
         more = len(tool_map.unmapped_operations) - len(shown)
         console.print(
-            "operations with no tool: " + ", ".join(shown) + (f" … and {more} more" if more else "")
+            "operations with no tool: "
+            + ", ".join(shown)
+            + (f" … and {more} more" if more else ""),
+            markup=False,
         )
     for warning in report.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}")
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}")
 
 
 def _as_json(report: MergeReport) -> str:

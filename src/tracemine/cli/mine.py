@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
+from tracemine._atomic import write_atomic
 from tracemine.cli._common import (
     DbOption,
     FoldsOption,
@@ -30,7 +32,6 @@ from tracemine.cli._shards import (
     check_sharded,
     render_shards,
     run_sharded,
-    write_atomically,
 )
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ def mine_command(
         result = found.contracts
     else:
         result = run(mine, db, **settings)
-    write_atomically(out, result.model_dump_json(indent=2, exclude_none=True) + "\n")
+    write_atomic(out, result.model_dump_json(indent=2, exclude_none=True) + "\n")
     if as_json:
         print_json(result.model_dump_json(indent=2, exclude_none=True))
         return
@@ -173,7 +174,7 @@ def render(result: ContractFile, out: Path) -> None:
     if maps:
         named = [f"{m['path']} ({m['tool']})" for m in maps]
         shown = ", ".join(named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
-        console.print(f"read as maps (keys are ids, paths say {{*}}): {shown}")
+        console.print(f"read as maps (keys are ids, paths say {{*}}): {escape(shown)}")
     noisy = [c for c in result.contracts if c.evidence and c.evidence.flipped_tasks]
     if noisy:
         console.print(
@@ -182,7 +183,7 @@ def render(result: ContractFile, out: Path) -> None:
         )
     for line in tools.values():
         if line.get("why"):
-            console.print(f"[yellow]no contract[/] {line['why']}")
+            console.print(f"[yellow]no contract[/] {escape(line['why'])}")
     if profile.get("runs_without_task"):
         console.print(
             f"[yellow]{profile['runs_without_task']} runs have no task id[/]: each counts as "

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from tracemine.cli._common import JsonOption, console, print_json, run
 from tracemine.cli._fit import Column, fit, left_out
@@ -139,17 +140,17 @@ def show_command(
     if as_json:
         print_json(c.model_dump_json(indent=2))
         return
-    console.print(f"[bold]{c.id}[/]  {c.tool} · {c.side.value} · {c.kind.value}")
-    console.print(f"  {c.description or ', '.join(c.paths)}")
-    console.print(f"  paths: {', '.join(c.paths)}   params: {json.dumps(c.params)}")
+    console.print(f"[bold]{escape(c.id)}[/]  {escape(c.tool)} · {c.side.value} · {c.kind.value}")
+    console.print(f"  {c.description or ', '.join(c.paths)}", markup=False)
+    console.print(f"  paths: {', '.join(c.paths)}   params: {json.dumps(c.params)}", markup=False)
     if c.when:
-        console.print(f"  when: {c.when.render()}")
+        console.print(f"  when: {c.when.render()}", markup=False)
     label = f"   label: {c.label.value}" if c.label else ""
     console.print(f"  sources: {'+'.join(c.sources)}{label}   status: {c.status.value}")
     if c.implied_by:
-        console.print(f"  implied by: {c.implied_by}")
+        console.print(f"  implied by: {c.implied_by}", markup=False)
     if c.declared:
-        console.print(f"  declared: {json.dumps(c.declared)}")
+        console.print(f"  declared: {json.dumps(c.declared)}", markup=False)
     if c.evidence:
         e = c.evidence
         console.print(
@@ -169,10 +170,12 @@ def show_command(
                 " (Good-Turing: values seen in one task over all task-values)"
             )
         for x in e.counterexamples:
-            console.print(f"    counterexample: run {x.run_id} call {x.call_id}: {x.observed}")
+            console.print(f"    counterexample: run {x.run_id} call {x.call_id}: {x.observed}",
+                          markup=False)  # fmt: skip
     if c.decision:
         d = c.decision
-        console.print(f"  decision: {d.status.value} by {d.reviewer} at {d.at}: {d.reason}")
+        console.print(f"  decision: {d.status.value} by {d.reviewer} at {d.at}: {d.reason}",
+                      markup=False)  # fmt: skip
         if is_stale(c):
             console.print("  [yellow]the evidence changed since this decision[/]")
 
@@ -195,7 +198,7 @@ def _decider(status: str) -> Any:
         if as_json:
             print_json(json.dumps({"status": status, "ids": decided, "review": str(path)}))
         else:
-            console.print(f"{status} {len(decided)} contracts → {path}")
+            console.print(f"{status} {len(decided)} contracts → {path}", markup=False)
 
     command.__doc__ = f"Mark contracts {status}: by id, or all that match the filters."
     return command

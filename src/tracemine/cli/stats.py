@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from tracemine.cli._common import DbOption, JsonOption, console, print_json, run
 from tracemine.cli._fit import Column, fit
@@ -24,7 +25,7 @@ def stats_command(db: DbOption = Path("traces.duckdb"), as_json: JsonOption = Fa
 
 def render(s: StoreStats) -> None:
     console.print(
-        f"[bold]{s.db}[/]: {s.files} files, {s.runs} runs, {s.tasks} tasks "
+        f"[bold]{escape(s.db)}[/]: {s.files} files, {s.runs} runs, {s.tasks} tasks "
         f"({s.runs_without_task} runs without a task id), {s.calls} calls, "
         f"{s.quarantined} quarantined"
     )

@@ -49,6 +49,7 @@ def validate_contracts_command(
         f"{path}: valid contract file (version {SCHEMA_VERSION}): "
         f"{len(contracts.contracts)} contracts on {tools} tools ({by_status})",
         soft_wrap=True,
+        markup=False,
     )
 
 

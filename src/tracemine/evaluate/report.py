@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
+from tracemine._atomic import write_atomic
 from tracemine.evaluate.model import ArmResult, EvaluationReport, Rate
 from tracemine.evaluate.reliability import (
     BIN_HEADER,
@@ -30,9 +31,9 @@ def write_reports(report: EvaluationReport, out: Path) -> dict[str, Path]:
         "json": out / "report.json",
     }
     report.outputs = {k: p.as_posix() for k, p in paths.items()}
-    paths["markdown"].write_text(to_markdown(report), encoding="utf-8")
-    paths["html"].write_text(to_html(report), encoding="utf-8")
-    paths["json"].write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_atomic(paths["markdown"], to_markdown(report))
+    write_atomic(paths["html"], to_html(report))
+    write_atomic(paths["json"], report.model_dump_json(indent=2) + "\n")
     return paths
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tracemine._atomic import write_atomic
 from tracemine.errors import InputError
 from tracemine.export import jsonschema, native, overlay, pytest_module
 from tracemine.export._base import Exported, ExportReport, Options, select_contracts
@@ -81,7 +82,7 @@ def export_contracts(
     if write:
         for path, text in exported.files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_atomic(path, text)
     return ExportReport(
         format=format, out=str(out_path), files=[str(p) for p in exported.files],
         selected=len(chosen), exported=exported.exported, unexpressed=exported.unexpressed,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from tracemine._atomic import write_atomic
 from tracemine.errors import InputError
 from tracemine.faults.inject import inject
 from tracemine.faults.taxonomy import FaultClass
@@ -69,9 +70,9 @@ def inject_file(
     faulty, records = inject(runs, classes, rate=rate, seed=seed)
     write_traces(faulty, out, target_format)
     truth = ground_truth_path(out)
-    truth.write_text(
+    write_atomic(
+        truth,
         "".join(json.dumps(r.model_dump(mode="json"), ensure_ascii=False) + "\n" for r in records),
-        encoding="utf-8",
     )
     counts = Counter(record.fault_class.value for record in records)
     return InjectReport(

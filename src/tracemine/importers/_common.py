@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
+from tracemine._atomic import write_atomic
 from tracemine.errors import InputError
 from tracemine.simulate.formats import dump_line, write_text
 from tracemine.simulate.formats import flat as flat_format
@@ -198,7 +199,7 @@ def write_runs(runs: Iterable[dict[str, Any]], path: Path) -> Path:
 def write_json(document: Any, path: Path) -> Path:
     """Write a JSON document, keys in the order given, one space of indent."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(document, ensure_ascii=False, indent=1) + "\n")
     return path
 
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracemine._atomic import write_atomic
 from tracemine.model.contract import (
     Contract,
     ContractFile,
@@ -24,12 +25,15 @@ LABEL = "incident"
 _RECORD_FIELDS = ("run_id", "task_id", "seq", "call_id", "result_call_id", "tool", "arguments",
                   "status", "result", "error_type", "error_message")  # fmt: skip
 
-TEST_MODULE = '''"""Regression test of incident {name}, written by `tracemine incident`.
+# Everything taken from the trace or the store (names, run ids, contract descriptions)
+# goes in as ``repr`` literals, never into the docstring or a comment: a tool named
+# ``x"""; import os …`` must stay a string, not become code run at import.
+TEST_MODULE = '''"""Regression test of an incident, written by `tracemine incident`.
 
-Run {run_id!r} of {trace} broke {what}, which none of the {nominal} known-good runs
-({tasks} tasks) of {db} broke. The failing run is replayed from its cassette through the
-monitor with the contracts in contracts.json and must still violate them; the control
-runs, known-good, must raise no alarm.
+Run RUN_ID of TRACE broke BROKE, which none of the NOMINAL_RUNS known-good runs (in
+NOMINAL_TASKS tasks) of STORE broke. The failing run is replayed from its cassette
+through the monitor with the contracts in contracts.json and must still violate them;
+the control runs, known-good, must raise no alarm.
 """
 
 from pathlib import Path
@@ -37,6 +41,13 @@ from pathlib import Path
 from tracemine.monitor import Monitor, replay
 from tracemine.replay import Cassette
 
+INCIDENT = {name!r}
+RUN_ID = {run_id!r}
+TRACE = {trace!r}
+BROKE = {what!r}
+NOMINAL_RUNS = {nominal!r}
+NOMINAL_TASKS = {tasks!r}
+STORE = {db!r}
 HERE = Path(__file__).parent
 SEPARATING = {ids!r}
 
@@ -122,10 +133,10 @@ def write_outputs(
         files.append(_cassette(out / "control.cassette.jsonl", slice_))
         what = "; ".join(s.description for s in report.separating)
         module = out / module_name(report.name)
-        module.write_text(TEST_MODULE.format(
+        write_atomic(module, TEST_MODULE.format(
             name=report.name, run_id=report.run_id, trace=Path(report.trace).name, what=what,
             nominal=report.nominal_runs, tasks=report.nominal_tasks, db=Path(report.db).name,
-            ids={s.contract_id for s in report.separating}), encoding="utf-8")  # fmt: skip
+            ids={s.contract_id for s in report.separating}))  # fmt: skip
         files.append(module)
     report.files = [str(f) for f in [*files, out / "incident.json"]]
-    (out / "incident.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_atomic(out / "incident.json", report.model_dump_json(indent=2) + "\n")

@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tracemine._atomic import write_atomic
 from tracemine.errors import ContractFileError
 
 SCHEMA_VERSION = "1"
@@ -445,7 +446,7 @@ def save_contracts(contracts: ContractFile, path: str | FilePath) -> FilePath:
     """Write ``contracts`` as JSON (parents created); returns the path."""
     path = FilePath(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(contracts.model_dump_json(indent=2, exclude_none=False) + "\n", "utf-8")
+    write_atomic(path, contracts.model_dump_json(indent=2, exclude_none=False) + "\n")
     return path
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from tracemine.monitor._load import SCHEMA_VERSION, ContractLoadError, read_document
 from tracemine.monitor._monitor import Monitor, ProposedContractsIgnored
 from tracemine.monitor._receipt import Gap, Receipt, RunVerdict, Unevaluated, Violation
+from tracemine.monitor._regex import pattern_refusal
 from tracemine.monitor._replay import CallOutcome, RunReplay, replay
 from tracemine.monitor._run import Run
 
@@ -36,6 +37,7 @@ __all__ = [
     "RunVerdict",
     "Unevaluated",
     "Violation",
+    "pattern_refusal",
     "read_document",
     "replay",
 ]

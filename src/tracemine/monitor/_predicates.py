@@ -148,16 +148,15 @@ def _format(name: str) -> Pred:
 
 def _pattern(regex: str) -> Pred:
     try:
-        compiled, anchored = compile_pattern(regex)
+        find = compile_pattern(regex).search
     except UnsafePattern as exc:
         raise ContractLoadError(f"pattern {regex!r} refused: {exc}") from None
-    find = compiled.match if anchored else compiled.search
 
     def check(v: Any) -> bool:
         if not isinstance(v, str):
             return True
         if len(v) > MAX_INPUT:
             raise NotEvaluated(f"string of {len(v)} characters is longer than {MAX_INPUT}")
-        return find(v) is not None
+        return find(v)
 
     return check

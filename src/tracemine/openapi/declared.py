@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracemine import collector
-from tracemine.model.contract import Contract, Kind, Side, Source
+from tracemine.model.contract import Contract, ContractStatus, Decision, Kind, Side, Source
 from tracemine.model.paths import format_path
+from tracemine.monitor import pattern_refusal
 from tracemine.openapi import prose
 from tracemine.openapi.load import Spec
 from tracemine.openapi.nodes import Child, Node, child
@@ -43,6 +44,7 @@ _VALUE_KINDS = frozenset(
     | {Kind.PATTERN, Kind.FORMAT, Kind.UNIQUE}
 )
 _regex_ok: dict[str, bool] = {}
+_refusals: dict[str, str | None] = {}
 _steps: dict[str, str] = {}
 
 
@@ -164,11 +166,29 @@ def to_contract(fact: Fact, tool: str, op: Operation) -> Contract:
     if fact.text:
         declared["text"] = fact.text
     what = "stated in the description" if fact.source == Source.PROSE else "declared"
-    return Contract(
+    contract = Contract(
         tool=tool, side=Side(fact.side), kind=fact.kind, paths=paths, params=dict(fact.params),
         description=f"{what} by {op.key} in {op.spec}", sources=[fact.source],
         declared=declared,
     )  # fmt: skip
+    refusal = _refusal(fact.params["regex"]) if fact.kind == Kind.PATTERN else None
+    if refusal:
+        # kept, so the file says what was declared, but muted: a monitor refuses to load
+        # a file that enforces a pattern it cannot run safely
+        reason = f"not enforceable: the monitor refuses this pattern ({refusal})"
+        contract.status = ContractStatus.MUTED
+        contract.decision = Decision(status=ContractStatus.MUTED, reason=reason,
+                                     reviewer="tracemine")  # fmt: skip
+    return contract
+
+
+def _refusal(regex: str) -> str | None:
+    if regex in _refusals:
+        return _refusals[regex]
+    found = _refusals[regex] = pattern_refusal(regex)
+    if len(_refusals) > 50_000:  # huge generated documents: keep memory bounded
+        _refusals.clear()
+    return found
 
 
 def _args_root(op: Operation, refs: Refs, coverage: Coverage | None) -> Child | Node | None:

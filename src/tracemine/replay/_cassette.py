@@ -16,12 +16,12 @@ call was answered when it was recorded), ``error_code`` (a protocol error's code
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tracemine._atomic import write_atomic
 from tracemine.replay._canonical import Ignore
 from tracemine.replay._errors import CassetteError
 
@@ -51,7 +51,9 @@ class Cassette:
         except (OSError, UnicodeDecodeError) as exc:
             raise CassetteError(f"{file}: cannot read cassette: {exc}") from None
         cassette = cls(path=file)
-        for number, line in enumerate(text.splitlines(), start=1):
+        # one record a line, split on "\n" only: str.splitlines also breaks at U+2028,
+        # U+0085 …, which json.dumps(ensure_ascii=False) leaves raw inside strings
+        for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:
@@ -79,9 +81,7 @@ class Cassette:
         header = {HEADER_KEY: FORMAT_VERSION, "ignore": self.ignore}
         lines = [json.dumps(header, ensure_ascii=False)]
         lines += [json.dumps(r, ensure_ascii=False, default=str) for r in self.records]
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        temporary.replace(target)
+        write_atomic(target, "\n".join(lines) + "\n")
         return target
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tracemine._atomic import write_atomic
 from tracemine.errors import ContractFileError, InputError
 from tracemine.model.contract import Contract, ContractStatus, Decision
 
@@ -160,5 +161,5 @@ def save_review(review: ReviewFile, path: str | Path) -> Path:
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
-    path.write_text(text, encoding="utf-8")
+    write_atomic(path, text)
     return path

@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from tracemine._atomic import write_atomic
 from tracemine.errors import InputError
 from tracemine.simulate import commerce, offers, search, travel
 from tracemine.simulate.formats import FORMATS, runs_from_records, write_traces
@@ -84,7 +85,7 @@ def openapi_document(domain: str = "commerce") -> str:
 def write_openapi(path: str | Path, domain: str = "commerce") -> Path:
     """Write :func:`openapi_document` to ``path``."""
     target = Path(path)
-    target.write_text(openapi_document(domain), encoding="utf-8")
+    write_atomic(target, openapi_document(domain))
     return target
 
 

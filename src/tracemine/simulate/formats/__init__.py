@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from tracemine._atomic import write_atomic
 from tracemine.errors import InputError
 from tracemine.simulate.formats import flat, openai_chat, otlp
 
@@ -56,7 +57,7 @@ def write_text(text: str, path: str | Path) -> Path:
         with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=9) as gz:
             gz.write(data)
         data = out.getvalue()
-    target.write_bytes(data)
+    write_atomic(target, data)
     return target
 
 
