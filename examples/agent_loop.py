@@ -14,8 +14,9 @@ The same loop runs against a cassette (``tracemine.replay``)::
 The loop does three things for the monitor:
 
 1. declares each tool call the model issues (``run.record_call``),
-2. checks each result and appends ``receipt.note()`` to the tool message (the result
-   itself is passed on unchanged),
+2. checks each result's content text and puts the note after it with
+   ``receipt.annotate(content)`` (the result text is passed on unchanged; the note is a
+   trailer that ingest and ``tracemine check`` cut off when they read the conversation),
 3. asks ``monitor.finalize(run)`` before accepting "done", and tells the model what is
    missing if the run is incomplete.
 """
@@ -102,10 +103,11 @@ def run_agent(
                 result, status = tools[name](**arguments), "ok"
             except Exception as exc:
                 result, status = {"error": str(exc)}, "tool_error"
-            receipt = monitor.check(name, arguments, result, call_id=call["id"], run=run,
+            content = json.dumps(result)  # what the model gets; the monitor reads it the same
+            receipt = monitor.check(name, arguments, content, call_id=call["id"], run=run,
                                     status=status)  # fmt: skip
-            content = json.dumps(result) + receipt.note()  # the note goes after, result intact
-            messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+            messages.append({"role": "tool", "tool_call_id": call["id"],
+                             "content": receipt.annotate(content)})  # fmt: skip
     return messages
 
 

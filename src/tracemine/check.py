@@ -99,12 +99,14 @@ def check(
     oracle: str | Path | None = None,
     trials: bool = False,
     strict: bool = False,
+    error_pattern: str | None = None,
 ) -> CheckReport:
     """Replay ``traces`` (files in any ingest format) through the contracts at ``contracts``.
     With ``trials``, runs are grouped by task and contracts whose verdict differs between
     nominal trials are reported (:mod:`tracemine.trials`) and fail the check only when
     ``strict``. Contracts the file marks noisy (mining saw them flip between trials) are
-    kept out of the verdict the same way, with or without ``trials``."""
+    kept out of the verdict the same way, with or without ``trials``. Tool errors are
+    marked as ingest marks them (``error_pattern`` as in :func:`tracemine.ingest`)."""
     paths = [traces] if isinstance(traces, str | Path) else list(traces)
     document = read_document(contracts)  # read once: the monitor and the noise marks
     monitor = Monitor.from_dict(document, include_proposed=include_proposed, origin=str(contracts))
@@ -119,7 +121,7 @@ def check(
     tools: dict[str, ToolSummary] = {}
     grouped: list[tuple[RunReplay, dict[str, Any]]] | None = [] if trials or strict else None
     for path in paths:
-        traces_read = read_traces(path, format)
+        traces_read = read_traces(path, format, error_pattern=error_pattern)
         report.quarantined += len(traces_read.quarantined)
         runs = {run["run_id"]: run for run in traces_read.runs}
         families = {rid: run.get("family") for rid, run in runs.items()}

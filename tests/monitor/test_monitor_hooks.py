@@ -123,6 +123,6 @@ def test_mcp_errors_are_not_judged_as_results(monitor) -> None:
 def test_example_agent_loop_appends_the_note() -> None:
     messages = load_example("agent_loop").main()
     tool_message = next(m for m in messages if m["role"] == "tool")
-    result_text, note = tool_message["content"].split("\n", 1)
+    result_text, note = tool_message["content"].split("\n\n", 1)
     assert result_text == '{"order_id": "#W0000002", "items": []}'
-    assert note.startswith("[tracemine]") and "search_orders" in note
+    assert note.startswith("[tracemine] ") and "search_orders" in note

@@ -185,7 +185,7 @@ def test_note_recovery_redaction_and_truncation(make_monitor) -> None:
     assert "jane.doe" not in text and "4111" not in text and "<email>" in text
     assert all(len(v.observed) <= 120 for v in receipt.violations)
     note = receipt.note()
-    assert note.startswith("\n[tracemine]") and "find_customer" in note and len(note) < 800
+    assert note.startswith("[tracemine] ") and "find_customer" in note and len(note) < 800
     assert monitor.check("get_order", {}, {"contact": "+1 555 123 4567", "blob": 1}).note() == ""
 
 

@@ -13,6 +13,7 @@ from tracemine.check import CheckReport, check, junit_xml
 from tracemine.cli._common import JsonOption, ReaderOption, console, print_json, run
 from tracemine.cli._fit import Column, fit, left_out
 from tracemine.cli._trials import CONTRACT_COLUMNS, render_trials
+from tracemine.cli.ingest import ErrorPatternOption
 
 ORDER = 40
 
@@ -58,10 +59,12 @@ def check_command(
     strict: Annotated[
         bool, typer.Option("--strict", help="With --trials: noisy contracts fail the check too.")
     ] = False,
+    error_pattern: ErrorPatternOption = None,
 ) -> None:
     """Check traces against contracts; exit 1 on violations or incomplete runs."""
     report = run(check, traces, contracts, format=format, include_proposed=include_proposed,
-                 oracle=oracle, trials=trials, strict=strict)  # fmt: skip
+                 oracle=oracle, trials=trials, strict=strict,
+                 error_pattern=error_pattern)  # fmt: skip
     if junit is not None:
         write_atomic(junit, junit_xml(report))
     if as_json:

@@ -33,6 +33,16 @@ from tracemine.ingest import FileReport, IngestReport, ingest
 ORDER = 10
 _BAR_MIN_BYTES = 8 << 20
 
+ErrorPatternOption = Annotated[
+    str | None,
+    typer.Option(
+        "--error-pattern",
+        metavar="REGEX",
+        help="Also mark a call read as ok whose result is text matching REGEX (searched) as a "
+        "tool error (error_type error_pattern); error payloads are marked without it.",
+    ),
+]
+
 
 def ingest_command(
     paths: Annotated[
@@ -45,6 +55,7 @@ def ingest_command(
     replace: Annotated[
         bool, typer.Option("--replace", metavar="", help="Re-read files already ingested.")
     ] = False,
+    error_pattern: ErrorPatternOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Read trace exports into DuckDB; bad records are quarantined, never dropped."""
@@ -63,9 +74,10 @@ def ingest_command(
                 bar.update(tasks[name], completed=done)
 
             report = run(ingest, paths, db, format=format, task_key=task_key, replace=replace,
-                         progress=progress)  # fmt: skip
+                         progress=progress, error_pattern=error_pattern)  # fmt: skip
     else:
-        report = run(ingest, paths, db, format=format, task_key=task_key, replace=replace)
+        report = run(ingest, paths, db, format=format, task_key=task_key, replace=replace,
+                     error_pattern=error_pattern)  # fmt: skip
     if as_json:
         print_json(report.model_dump_json(indent=2))
     else:

@@ -34,6 +34,10 @@ def render(s: StoreStats) -> None:
     columns = [Column("tool"), Column("calls", numeric=True), Column("runs", numeric=True),
                Column("tasks", numeric=True), Column("statuses", text=True)]  # fmt: skip
     console.print(fit("tools", columns, rows, console.width)[0])
+    if s.errors_marked:
+        rules = ", ".join(f"{rule} {count}" for rule, count in s.errors_marked.items())
+        console.print(f"{sum(s.errors_marked.values())} calls read as ok were marked tool "
+                      f"errors by their result ({rules})")  # fmt: skip
     if s.quarantine_reasons:
         rows = [[reason, str(count)] for reason, count in s.quarantine_reasons.items()]
         columns = [Column("reason", text=True), Column("count", numeric=True)]

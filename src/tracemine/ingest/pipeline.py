@@ -25,9 +25,11 @@ from tracemine import collector
 from tracemine.errors import InputError, UnknownFormatError
 from tracemine.ingest import store
 from tracemine.ingest.detect import detect_format, reader_for
+from tracemine.ingest.errors import error_rule
 from tracemine.ingest.readers.base import BadRecord, Reader, Sink, dumps, excerpt, not_numbers
 from tracemine.ingest.source import BadUnit, file_hash, iter_units
 from tracemine.ingest.taskkey import TaskKey, store_runs, suggest
+from tracemine.model.result import DEFAULT_RULE, ErrorRule
 from tracemine.model.trace import CallRecord, RunRecord
 
 BATCH_CALLS = 20_000
@@ -126,13 +128,16 @@ def ingest(
     replace: bool = False,
     validate: bool = False,
     progress: ProgressCallback | None = None,
+    error_pattern: str | None = None,
 ) -> IngestReport:
     """Read trace files into the DuckDB store at ``db``.
 
     ``format`` forces a reader (detected per file otherwise); ``task_key`` derives task
     ids (a field, a metadata key, or ``regex:PATTERN`` over the run id); ``replace``
     re-reads files already ingested; ``validate`` checks every record against the
-    pydantic model (slower; for tests and new readers).
+    pydantic model (slower; for tests and new readers); ``error_pattern`` marks text
+    results it matches as tool errors, beside the default rule
+    (:class:`~tracemine.model.result.ErrorRule`).
 
     >>> report = ingest(["traces.jsonl"], "traces.duckdb")  # doctest: +SKIP
     >>> report.total("calls")  # doctest: +SKIP
@@ -143,6 +148,7 @@ def ingest(
     if format is not None:
         reader_for(format)  # fail before touching the store
     key = TaskKey.parse(task_key) if task_key else None
+    errors = error_rule(error_pattern)
     # every file's reader is known before the store is touched: a file no reader
     # recognises is a mistake to fix, not something to discover halfway through a batch
     # (files found inside a folder that no reader recognises — a schema or a README.json
@@ -171,7 +177,8 @@ def ingest(
                 continue
             try:
                 reports.append(_ingest_file(con, path, name, key, replace, validate, progress,
-                                            forced=format is not None))  # fmt: skip
+                                            forced=format is not None,
+                                            errors=errors))  # fmt: skip
             except duckdb.Error as exc:  # the file's rows are removed: say why
                 if not store.ran_out_of_memory(exc):
                     raise
@@ -271,6 +278,7 @@ def _ingest_file(
     source_file: str | None = None,
     first_line: int = 1,
     forced: bool = False,
+    errors: ErrorRule = DEFAULT_RULE,
 ) -> FileReport:
     source_file = source_file or path.as_posix()
     digest, size = file_hash(path)
@@ -297,7 +305,7 @@ def _ingest_file(
     name = format_name
     reader = reader_cls(source_file)
     started = time.perf_counter()
-    writer = _FileWriter(con, reader, key, validate, ingest_id)
+    writer = _FileWriter(con, reader, key, validate, ingest_id, errors)
     try:
         # calls and their values are committed batch by batch, with this file's ingest_id;
         # the file counts as stored only once its ``ingests`` row is committed, with its
@@ -456,9 +464,10 @@ class _FileWriter:
 
     def __init__(
         self, con: Any, reader: Reader, key: TaskKey | None, validate: bool,
-        ingest_id: int | None = None,
+        ingest_id: int | None = None, errors: ErrorRule = DEFAULT_RULE,
     ) -> None:  # fmt: skip
         self.con = con
+        self.errors = errors
         self.reader = reader
         self.key = key
         self.validate = validate
@@ -487,7 +496,7 @@ class _FileWriter:
         )
         read = stored = quarantined = 0  # plain counters: the report is a pydantic model
         feed, reader_name = self.reader.feed, self.reader.name
-        sink = Sink()  # one for the whole file, emptied after every unit
+        sink = Sink(self.errors)  # one for the whole file, emptied after every unit
         not_numbers()  # what detecting the format parsed is not this file's content yet
         units = iter_units(path, on_bytes)
         if first_line != 1:  # a byte range of a larger file: its lines are numbered on
@@ -522,7 +531,7 @@ class _FileWriter:
             sink.clear()
         report.units_read, report.units_stored = read, stored
         report.units_quarantined = quarantined
-        sink = Sink()
+        sink = Sink(self.errors)
         self.reader.finish(sink)
         self._absorb(sink)
         self._flush(final=True)
@@ -787,10 +796,14 @@ class Traces(BaseModel):
     quarantined: list[dict[str, Any]]
 
 
-def read_traces(path: str | Path, format: str | None = None) -> Traces:
+def read_traces(
+    path: str | Path, format: str | None = None, *, error_pattern: str | None = None
+) -> Traces:
     """Read one trace file into normalized records, in memory (for small files: the
     fault injector, the checker, tests). Runs carry what the source said; calls are
-    plain dicts keyed by the :class:`~tracemine.model.CallRecord` fields."""
+    plain dicts keyed by the :class:`~tracemine.model.CallRecord` fields. Tool errors are
+    marked as :func:`ingest` marks them (``error_pattern`` as there)."""
+    errors = error_rule(error_pattern)
     file = Path(path)
     if not file.is_file():
         raise InputError(f"{file}: no such file")
@@ -820,7 +833,7 @@ def read_traces(path: str | Path, format: str | None = None) -> Traces:
             quarantined.append({"source_line": position, "source_pointer": None,
                                 "reason": unit.reason, "excerpt": excerpt(unit.raw)})  # fmt: skip
             continue
-        sink = Sink()
+        sink = Sink(errors)
         try:
             reader.feed(unit, position, sink)
         except BadRecord as exc:
@@ -830,7 +843,7 @@ def read_traces(path: str | Path, format: str | None = None) -> Traces:
             continue
         _quarantine_not_numbers(sink, position, unit, parsed)
         absorb(sink)
-    sink = Sink()
+    sink = Sink(errors)
     reader.finish(sink)
     absorb(sink)
     counters: dict[str, int] = {}

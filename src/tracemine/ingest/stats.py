@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from tracemine.ingest import store
+from tracemine.model.result import PATTERN_RULE, PAYLOAD_RULE
 
 
 class ToolStats(BaseModel):
@@ -28,6 +29,10 @@ class StoreStats(BaseModel):
     tools: list[ToolStats]
     quarantined: int
     quarantine_reasons: dict[str, int]
+    errors_marked: dict[str, int] = Field(
+        default_factory=dict,
+        description="tool errors the source called ok, marked at ingest, by rule (error_type)",
+    )
 
 
 def stats(db: str | Path) -> StoreStats:
@@ -61,6 +66,11 @@ def stats(db: str | Path) -> StoreStats:
             GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 20
             """
         ).fetchall()
+        marked = con.execute(
+            "SELECT error_type, count(*) FROM calls WHERE status = 'tool_error' "
+            "AND error_type IN (?, ?) GROUP BY 1 ORDER BY 2 DESC, 1",
+            [PAYLOAD_RULE, PATTERN_RULE],
+        ).fetchall()
         return StoreStats(
             db=str(db),
             files=scalar("SELECT count(*) FROM ingests"),
@@ -77,6 +87,7 @@ def stats(db: str | Path) -> StoreStats:
             ],
             quarantined=scalar("SELECT count(*) FROM quarantine"),
             quarantine_reasons={str(k): int(v) for k, v in reasons},
+            errors_marked={str(k): int(v) for k, v in marked},
         )
     finally:
         con.close()

@@ -9,6 +9,7 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from tracemine.model.paths import select
+from tracemine.model.result import is_error_payload, result_value
 from tracemine.monitor import _gate
 from tracemine.monitor._codegen import generate
 from tracemine.monitor._compile import Compiled, Fail, NotEvaluated, compile_call_contract
@@ -153,14 +154,26 @@ class Monitor:
     ) -> Receipt:
         """Check one call's result. Never raises; the result is only read.
 
+        ``result`` is the tool's answer as the model gets it (the tool message's content
+        text) or already parsed: text is read as ingest reads it
+        (:func:`tracemine.model.result.result_value`: a note trailer cut, JSON parsed).
         ``status`` is the call's status as in trace records (``ok``, ``tool_error`` …): a
         failed call's result is an error payload, so contracts reading the result are then
-        reported as not evaluated. With ``run``, the call is recorded and the run-level
-        contracts of this tool (prior calls, provenance, bounds, caps) are judged as well.
+        reported as not evaluated; a result said to be ``ok`` that is an error payload
+        (:class:`~tracemine.model.result.ErrorRule`) is a ``tool_error`` too. With
+        ``run``, the call is recorded and the run-level contracts of this tool (prior
+        calls, provenance, bounds, caps) are judged as well.
 
         >>> monitor.check("get_order", {"order_id": "#W1"}, result, call_id="c1")  # doctest: +SKIP
         """
         try:
+            if result.__class__ is str:  # content text: the value ingest would have stored
+                result = result_value(result)
+            if status == "ok" and result.__class__ is dict and (
+                "error" in result or "errors" in result or "detail" in result
+                or "message" in result or "title" in result  # may_be_error, inline
+            ) and is_error_payload(result):  # fmt: skip
+                status = "tool_error"
             # the hot path, inline: a known tool, no run to record into, nothing failed
             plan = self._plans.get(tool) if tool.__class__ is str else None
             if plan is not None and run is None and status == "ok" and plan.hot is not None:

@@ -1,11 +1,18 @@
 """What the monitor hands back: a :class:`Receipt` per checked call, a :class:`RunVerdict`
 per finished run. Plain data with ``to_dict()`` for logs, and ``note()`` — a short text an
-agent loop can append to the tool message so the model sees what looked wrong."""
+agent loop can append to the tool message so the model sees what looked wrong.
+
+A note begins with :data:`~tracemine.model.result.NOTE_MARK` (``[tracemine] ``) and is
+always a trailer: :meth:`Receipt.annotate` puts it after a blank line, and every reader of
+results (ingest, ``check``, the monitor itself) cuts it off again, so a conversation
+exported with its notes is read as the same evidence as one without."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from tracemine.model.result import NOTE_MARK
 
 _NOTE_VIOLATIONS = 3
 
@@ -46,9 +53,8 @@ class Receipt:
     its ``when``), ``partial`` (see ``not_evaluated``) or ``unknown`` (no contracts for the
     tool). The result itself is never part of the receipt and never changed.
 
-    >>> receipt = monitor.check("get_order", {"order_id": "#W1"}, result)  # doctest: +SKIP
-    >>> if not receipt.ok:  # doctest: +SKIP
-    ...     tool_message["content"] += receipt.note()
+    >>> receipt = monitor.check("get_order", {"order_id": "#W1"}, content)  # doctest: +SKIP
+    >>> tool_message["content"] = receipt.annotate(content)  # doctest: +SKIP
     """
 
     tool: str
@@ -66,20 +72,31 @@ class Receipt:
         return not self.violations
 
     def note(self) -> str:
-        """A few lines for the model, or ``""`` when nothing looked wrong."""
+        """A line for the model, starting with ``[tracemine] ``, or ``""`` when nothing
+        looked wrong. To put it in a tool message use :meth:`annotate`."""
         if not self.violations:
             return ""
         shown = "; ".join(v.describe() for v in self.violations[:_NOTE_VIOLATIONS])
         more = len(self.violations) - _NOTE_VIOLATIONS
         lines = [
-            f"[tracemine] This {self.tool} result may be wrong: {shown}"
+            f"{NOTE_MARK}This {self.tool} result may be wrong: {shown}"
             + (f"; and {more} more." if more > 0 else ".")
         ]
         if self.recovery_tools:
             lines.append("Consider calling: " + ", ".join(self.recovery_tools) + ".")
         lines.extend(hint for hint in self.hints[:2])
         lines.append("Verify before relying on it or reporting the task as done.")
-        return "\n" + " ".join(lines)
+        return " ".join(lines)
+
+    def annotate(self, content: str) -> str:
+        """The tool message content with the note after it: ``content`` itself when there
+        is nothing to say, else ``content``, a blank line and :meth:`note`. The note is a
+        trailer every reader of results cuts off, so the result stays the evidence.
+
+        >>> tool_message["content"] = receipt.annotate(json.dumps(result))  # doctest: +SKIP
+        """
+        note = self.note()
+        return f"{content}\n\n{note}" if note else content
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -135,7 +152,7 @@ class RunVerdict:
         parts = [g.message for g in self.gaps[:_NOTE_VIOLATIONS]]
         parts += [v.describe() for v in self.violations[:_NOTE_VIOLATIONS]]
         head = "is incomplete" if not self.complete else "broke run-level contracts"
-        return f"[tracemine] This run {head}: " + "; ".join(parts) + "."
+        return f"{NOTE_MARK}This run {head}: " + "; ".join(parts) + "."
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tracemine.model.paths import MISSING, evaluate, parse
+from tracemine.model.result import is_error_payload, result_value
 from tracemine.monitor._load import Spec
 from tracemine.monitor._values import key, preview
 
@@ -67,8 +68,10 @@ class Run:
         return cid
 
     def record_result(self, call_id: str | None, result: Any, status: str | None = "ok") -> None:
-        """Note a result that came back under ``call_id`` (``status`` as in trace records)."""
-        self._answer(call_id, result, status)
+        """Note a result that came back under ``call_id`` (``status`` as in trace records),
+        read as :meth:`Monitor.check` reads it: content text parsed, an error payload
+        said to be ``ok`` a ``tool_error``."""
+        self._answer(call_id, *seen(result, status))
 
     def _answer(self, call_id: Any, result: Any, status: str | None) -> CallEntry | None:
         entries = self._by_id.get(str(call_id)) if call_id is not None else None
@@ -104,6 +107,16 @@ class Run:
                 answered = call.get("result_call_id") or cid
                 run.record_result(answered, call.get("result"), call.get("status"))
         return run
+
+
+def seen(result: Any, status: Any) -> tuple[Any, Any]:
+    """A result as contracts read it (:func:`~tracemine.model.result.result_value`) and
+    the status it implies (an error payload said to be ``ok`` is a ``tool_error``)."""
+    if result.__class__ is str:
+        result = result_value(result)
+    if status == "ok" and result.__class__ is dict and is_error_payload(result):
+        status = "tool_error"
+    return result, status
 
 
 def _seq(call: dict[str, Any]) -> int:

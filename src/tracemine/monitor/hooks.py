@@ -17,18 +17,17 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import json
 from collections import deque
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
+from tracemine.model.result import result_value
 from tracemine.monitor._monitor import Monitor
 from tracemine.monitor._receipt import Receipt
 from tracemine.monitor._run import Run
 
 _KEEP = 100
-_MAX_TEXT_JSON = 1 << 20
 _last: ContextVar[Receipt | None] = ContextVar("tracemine_last_receipt", default=None)
 RunSource = Run | Callable[[], Run | None] | None
 
@@ -151,31 +150,29 @@ def guard(
 
 
 def mcp_payload(result: Any) -> tuple[Any, str]:
-    """The JSON value and status a ``CallToolResult`` carries: ``structuredContent`` when
-    present, else the text content (parsed as JSON when it is JSON)."""
+    """The JSON value and status a ``CallToolResult`` carries, as the ``mcp`` reader
+    reads it from a transcript: ``structuredContent`` when present, else the text blocks
+    joined by newlines and read as every result text is
+    (:func:`tracemine.model.result.result_value`), else the blocks themselves. ``isError``
+    makes it a ``tool_error``."""
 
     def field(name: str) -> Any:
         return result.get(name) if isinstance(result, dict) else getattr(result, name, None)
 
-    status = "tool_error" if field("isError") else "ok"
+    status = "tool_error" if field("isError") is True else "ok"
     structured = field("structuredContent")
     if structured is not None:
         return structured, status
+    blocks = field("content") or []
     texts = []
-    for block in field("content") or []:
+    for block in blocks:
+        kind = block.get("type") if isinstance(block, dict) else getattr(block, "type", None)
         text = block.get("text") if isinstance(block, dict) else getattr(block, "text", None)
-        if isinstance(text, str):
-            texts.append(_maybe_json(text))
-    return (texts[0] if len(texts) == 1 else texts), status
-
-
-def _maybe_json(text: str) -> Any:
-    if len(text) > _MAX_TEXT_JSON or text[:1] not in ("{", "["):
-        return text
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return text
+        if kind == "text" and isinstance(text, str):
+            texts.append(text)
+    if texts:
+        return result_value("\n".join(texts)), status
+    return ([as_json(block) for block in blocks] or None), status
 
 
 class MonitoredSession:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from tracemine.model.result import DEFAULT_RULE, ErrorRule, parse_text, result_value
 from tracemine.model.trace import CALL_FIELDS, RUN_FIELDS
 
 EXCERPT_CHARS = 400
@@ -39,16 +40,29 @@ _RUN_DEFAULTS.update(task_id_source="none")
 
 
 class Sink:
-    """Collects what a reader emits for one unit (or for ``finish``)."""
+    """Collects what a reader emits for one unit (or for ``finish``).
 
-    __slots__ = ("calls", "quarantined", "runs")
+    Every call goes through :meth:`call`, where ``errors`` (the default
+    :class:`~tracemine.model.result.ErrorRule` unless given) marks a call read as ``ok``
+    whose result is an error payload: its status becomes ``tool_error`` and its
+    ``error_type`` names the rule; the result is kept. The monitor applies the same rule
+    to a result checked as ``ok``, so ingest, ``check`` and the agent loop agree."""
 
-    def __init__(self) -> None:
+    __slots__ = ("calls", "errors", "quarantined", "runs")
+
+    def __init__(self, errors: ErrorRule = DEFAULT_RULE) -> None:
         self.calls: list[dict[str, Any]] = []
         self.runs: list[dict[str, Any]] = []
         self.quarantined: list[tuple[int | None, str | None, str, str]] = []
+        self.errors = errors
 
     def call(self, record: dict[str, Any]) -> None:
+        if record.get("status") == "ok":
+            rule = self.errors.mark(record.get("result"))
+            if rule is not None:
+                record.update(status="tool_error", error_type=rule,
+                              error_message=record.get("error_message") or _message_of(
+                                  record.get("result")))  # fmt: skip
         self.calls.append(record)
 
     def run(self, record: dict[str, Any]) -> None:
@@ -123,8 +137,6 @@ class Reader:
 
 
 # -- value helpers ---------------------------------------------------------------------
-
-_NUMBER_RE = re.compile(r"-?\d")
 
 
 def excerpt(raw: Any, limit: int = EXCERPT_CHARS) -> str:
@@ -249,17 +261,30 @@ def parse_arguments(raw: Any) -> tuple[str | None, Any, str | None]:
 
 
 def parse_result_text(text: str) -> Any:
-    """A result that is JSON inside a string is parsed; other text stays text."""
-    stripped = text.lstrip()
-    if not stripped:
-        return text
-    first = stripped[0]
-    if first in "{[" or _NUMBER_RE.match(stripped):
-        try:
-            return loads(text)
-        except ValueError:
-            return text
-    return text
+    """A result given as text, as every stage reads it
+    (:func:`tracemine.model.result.result_value`): a monitor note trailer cut, JSON
+    parsed, other text kept as text."""
+    return result_value(text, loads)
+
+
+def parse_json_text(text: str) -> Any:
+    """Text parsed by the same rules as a result, but kept whole (no note is cut): for
+    arguments given as plain text."""
+    return parse_text(text, loads)
+
+
+def _message_of(result: Any) -> str | None:
+    """The message an error payload carries, for ``error_message``."""
+    if isinstance(result, str):
+        return result[:EXCERPT_CHARS]
+    if not isinstance(result, dict):
+        return None
+    error = result.get("error")
+    for value in (error.get("message") if isinstance(error, dict) else error,
+                  result.get("message"), result.get("detail"), result.get("title")):  # fmt: skip
+        if isinstance(value, str) and value:
+            return value[:EXCERPT_CHARS]
+    return excerpt(result)
 
 
 def text_of_parts(parts: Iterable[Any]) -> str | None:

@@ -25,11 +25,13 @@ has no ids: results pair with the oldest open id-less call (``id_pairing`` "infe
 does a tool message without ``tool_call_id`` with the oldest open call. A result whose
 ``name`` differs from its call's tool gets the anomaly ``result_name_mismatch``.
 
-The format has no error flag, so every answered call has status ``ok``: reading errors
-out of result text would be a guess. ``turn`` counts assistant messages in the run and
-``parallel_index`` is the position in ``tool_calls``. Pairing, duplicate ids and second
-results follow :mod:`tracemine.ingest.readers._messages`: a second tool message for an
-answered id is quarantined and the call keeps its first result.
+The format has no error flag, so every answered call is read as ``ok``; the readers' sink
+then marks one whose result is an error payload as ``tool_error``
+(:class:`tracemine.model.result.ErrorRule`; free text only with ``--error-pattern``).
+``turn`` counts assistant messages in the run and ``parallel_index`` is the position in
+``tool_calls``. Pairing, duplicate ids and second results follow
+:mod:`tracemine.ingest.readers._messages`: a second tool message for an answered id is
+quarantined and the call keeps its first result.
 """
 
 from __future__ import annotations

@@ -68,6 +68,7 @@ from tracemine.ingest.readers.base import (
     as_str,
     loads,
     parse_arguments,
+    parse_json_text,
     parse_result_text,
     parse_time,
 )
@@ -263,7 +264,7 @@ class OtlpReader(Reader):
         raw_args = _first(attrs, "gen_ai.tool.call.arguments", "tool_arguments", "input.value")
         arguments_raw: str | None
         if attrs.get("input.mime_type") == "text/plain" and isinstance(raw_args, str):
-            arguments_raw, arguments, args_error = raw_args, parse_result_text(raw_args), None
+            arguments_raw, arguments, args_error = raw_args, parse_json_text(raw_args), None
         else:
             arguments_raw, arguments, args_error = parse_arguments(raw_args)
         result = _first(attrs, "gen_ai.tool.call.result", "tool_response", "output.value")
