@@ -31,12 +31,11 @@ DIGITS = "0123456789²³٣٤𝟙𝟚"
 TEXT = st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(DIGITS), max_size=8)
 KEYS = st.sampled_from(["id", "items", "price", "a.b", "x[0]", "*", "with space", "[*]", ""]) | TEXT
 EXTREMES = st.sampled_from([1e308, -1e308, 5e-324, -5e-324, 2**70, -(2**70), 2**63, 0, -0.0])
+NUMBERS = EXTREMES | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
 SCALARS = (
     st.none()
     | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | EXTREMES
+    | NUMBERS
     | TEXT
     | st.sampled_from(["", "46 m²", "1451474²111554", "٣٤", "𝟙𝟚", "#W0012345", "9" * 40])
 )
@@ -84,6 +83,9 @@ def corpora(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             calls.append({"index": draw(INDEXES) if draw(st.booleans()) else index, "name": tool, "arguments": arguments,
                           "ok": draw(st.booleans() | st.just(True)), "result": result,
                           "duration_ms": draw(st.integers(0, 5000))})  # fmt: skip
+        # one number in every run, from the whole range: bounds are fitted to it
+        amount = {"amount": draw(NUMBERS)}
+        calls.append({"index": len(calls), "name": "quote", "arguments": {}, "result": amount})
         runs.append({"run_id": f"run-{number}", "task_id": f"task-{number % 7}",
                      "trial": draw(INDEXES), "reward": 1.0, "calls": calls,
                      "final_text": draw(TEXT), "timestamp": draw(TIMES)})  # fmt: skip
