@@ -63,6 +63,12 @@ TIMES = (
     )
 )
 INDEXES = st.integers(0, 5) | st.sampled_from(["1", "٣", "²", "-²", "9" * 5000, 2**70])
+# arguments as an object, as the raw text of one, or as text no parser reads
+ARGUMENTS = (
+    st.dictionaries(KEYS, JSON, max_size=2)
+    | st.dictionaries(KEYS, JSON, max_size=2).map(json.dumps)
+    | st.sampled_from(["{", "not json", "", "[1, 2]", '{"a": NaN}'])
+)
 RESULTS = JSON | st.builds(nested, st.integers(45, 55), JSON) | st.sampled_from([{}, [], ""])
 
 
@@ -79,10 +85,12 @@ def corpora(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             tool = draw(st.sampled_from(TOOLS))
             fresh = draw(st.booleans()) and draw(st.booleans())
             result = draw(RESULTS) if fresh else draw(st.sampled_from(pools[tool]))
-            arguments = draw(st.dictionaries(KEYS, JSON, max_size=2))
-            calls.append({"index": draw(INDEXES) if draw(st.booleans()) else index, "name": tool, "arguments": arguments,
-                          "ok": draw(st.booleans() | st.just(True)), "result": result,
-                          "duration_ms": draw(st.integers(0, 5000))})  # fmt: skip
+            call = {"index": draw(INDEXES) if draw(st.booleans()) else index, "name": tool,
+                    "arguments": draw(ARGUMENTS), "ok": draw(st.booleans() | st.just(True)),
+                    "result": result, "duration_ms": draw(st.integers(0, 5000))}  # fmt: skip
+            if draw(st.integers(0, 9)) == 0:
+                del call["result"], call["ok"]  # a call never answered
+            calls.append(call)
         # one number in every run, from the whole range: bounds are fitted to it
         amount = {"amount": draw(NUMBERS)}
         calls.append({"index": len(calls), "name": "quote", "arguments": {}, "result": amount})
@@ -101,13 +109,17 @@ def openai_chat(run: dict[str, Any]) -> dict[str, Any]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": "go", "timestamp": when}]
     for position, call in enumerate(run["calls"]):
         cid = f"call_{run['run_id']}_{position}"
+        arguments = call["arguments"]
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
         messages.append({"role": "assistant", "content": None, "timestamp": when, "tool_calls": [
             {"id": cid, "type": "function", "function": {
-                "name": call["name"], "arguments": json.dumps(call["arguments"])}}]})  # fmt: skip
-        content = call["result"] if isinstance(call["result"], str) else json.dumps(call["result"])
-        messages.append(
-            {"role": "tool", "tool_call_id": cid, "content": content, "timestamp": when}
-        )
+                "name": call["name"], "arguments": raw}}]})  # fmt: skip
+        if "result" not in call:
+            continue
+        result = call["result"]
+        content = result if isinstance(result, str) else json.dumps(result)
+        messages.append({"role": "tool", "tool_call_id": cid, "content": content,
+                         "timestamp": when})  # fmt: skip
     messages.append({"role": "assistant", "content": run["final_text"]})
     return {"id": "chat-" + run["run_id"], "task_id": run["task_id"], "reward": 1.0,
             "messages": messages}  # fmt: skip
