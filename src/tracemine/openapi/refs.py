@@ -9,6 +9,7 @@ say which ``$ref`` at which pointer could not be followed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -23,6 +24,7 @@ from referencing.jsonschema import DRAFT202012
 
 from tracemine.errors import InputError
 
+_INDEX = re.compile(r"[0-9]{1,9}")  # an array step of a JSON pointer (ASCII digits only)
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -125,7 +127,7 @@ class Refs:
         self._registry: Registry[Any] = Registry(retrieve=retrieve).with_resource(  # type: ignore[call-arg]
             base, self.specification.create_resource(document)
         )
-        self._cache: dict[tuple[str, str], Loc] = {}
+        self._cache: dict[tuple[str, str, str], Loc] = {}  # (base, $ref, scope)
         # what walking this document computes once: flattened schema positions (schema.py),
         # walks of result schemas, shared-subtree memos and recursion marks (declared.py)
         self.flat_cache: dict[Any, Any] = {}
@@ -143,7 +145,7 @@ class Refs:
         if not isinstance(ref, str):
             raise SpecError(f"{at.where()}: $ref is not a string: {ref!r}")
         scope = self._scope(at) if self.scopes and ref.startswith("#") else None
-        key = (at.base, ref) if scope is None else (at.base, ref, scope)
+        key = (at.base, ref, scope or "")
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -169,8 +171,8 @@ class Refs:
             raise SpecError(f"{at.where()}: $ref {ref!r} {_reason(exc, target)}") from None
         except (LookupError, ValueError, TypeError):
             # the library's pointer walk fails this way where a step names no array index
-            _, fragment = urldefrag(target)
-            where = f"no {fragment or '/'} in {display_name(urldefrag(target).url)}"
+            url, fragment = urldefrag(target)
+            where = f"no {fragment or '/'} in {display_name(url)}"
             raise SpecError(f"{at.where()}: $ref {ref!r} points to nothing: {where}") from None
         url, fragment = urldefrag(target)
         loc = Loc(resolved.contents, url, "#" + fragment if fragment.startswith("/") else "#")
@@ -198,7 +200,7 @@ class Refs:
         for step in steps:
             if isinstance(node, dict) and step in node:
                 node = node[step]
-            elif isinstance(node, list) and step.isdecimal() and int(step) < len(node):
+            elif isinstance(node, list) and _INDEX.fullmatch(step) and int(step) < len(node):
                 node = node[int(step)]
             else:
                 return None
