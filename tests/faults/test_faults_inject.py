@@ -152,3 +152,35 @@ def test_parse_classes() -> None:
             parse_classes(bad)
     with pytest.raises(InputError, match="rate"):
         inject([], list(FaultClass), rate=1.5)
+
+
+def _one_call_run(arguments: dict[str, Any], result: Any) -> dict[str, Any]:
+    call = {"seq": 0, "tool": "lookup", "status": "ok", "arguments": arguments, "result": result}
+    return {"run_id": "r0", "task_id": "t0", "calls": [call]}
+
+
+# digits of other scripts, superscripts (digits int() refuses) and more digits than int()
+# reads: each was once a ValueError in the middle of a mine's detection estimate
+AWKWARD_TEXTS = ["46 m²", "1451474²111554", "٣٤ m²", "𝟙𝟚²", "²³", "9" * 5000]
+
+
+@pytest.mark.parametrize("text", AWKWARD_TEXTS)
+def test_wrong_type_turns_any_string_into_another_json_type(text: str) -> None:
+    faulty, records = inject([_one_call_run({}, {"area": text})], ["wrong_type"], 1.0, 0)
+    assert len(records) == 1
+    after = faulty[0]["calls"][0]["result"]["area"]
+    assert not isinstance(after, str)
+    json.dumps(after, allow_nan=False)  # still a JSON value
+    if text == "٣٤ m²":
+        assert after == 34  # digits of any script are digits
+
+
+@pytest.mark.parametrize("text", AWKWARD_TEXTS)
+def test_amount_from_id_reads_only_digits_int_accepts(text: str) -> None:
+    run = _one_call_run({"order_id": text, "amount_cents": 7}, {"ok": True})
+    faulty, records = inject([run], ["amount_from_id"], 1.0, 0)
+    amount = faulty[0]["calls"][0]["arguments"]["amount_cents"]
+    if text == "²³":
+        assert not records and amount == 7  # no digit an amount could come from
+    else:
+        assert isinstance(amount, int) and 0 < amount < 10**18

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracemine.mine.conditional import Feature
-from tracemine.mine.templates.conditional import _predicate
+from tracemine.mine.conditional import Feature, Target
+from tracemine.mine.templates.conditional import _best, _predicate
+from tracemine.model.contract import Kind
 
 
 def _feature(values: list[float]) -> Feature:
@@ -24,3 +25,19 @@ def test_a_split_at_infinity_names_no_predicate() -> None:
     feature = _feature([1.0, 2.0, 1e300, 1e300])
     assert _predicate([(0, True, float("inf"))], names, [feature]) is None
     assert _predicate([(0, False, float("-inf"))], names, [_feature([0.5, 1e300])]) is None
+
+
+def test_numbers_beyond_float32_still_fit_a_tree() -> None:
+    """An argument of 1e308 is infinite in the tree's float32: it was a ValueError that
+    ended the whole mine."""
+    values = [float(n) for n in range(1, 21)] + [1e308] * 10
+    rows = len(values)
+    target = Target(
+        tool="t", side="result", path="result.items", kind=Kind.NON_EMPTY,
+        keys=np.arange(rows), folds=np.zeros(rows, int), tasks=np.arange(rows),
+        violated=np.array([v > 1e300 for v in values]), features=[_feature(values)],
+    )  # fmt: skip
+    found = _best(target, np.ones(rows, bool), 5, {}, "key")
+    assert found is not None
+    predicate, calls, _ = found
+    assert calls == 20 and predicate.op in ("<", "<=") and 20 <= predicate.value < 1e300

@@ -30,6 +30,9 @@ from tracemine.openapi import load_spec, map_tools, read_mapping
 
 OVERLAY_VERSION = "1.0.0"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# ASCII digits only, and few of them: int() refuses "²" (a digit to str.isdigit) and
+# strings of thousands of digits
+_YAML_INT = re.compile(r"[0-9]{1,18}")
 _TOKEN = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^'\\]|\\.)*)'\]|\[(\d+)\]")
 
 
@@ -66,7 +69,7 @@ def _child(node: Any, key: Any) -> Any:
     if isinstance(node, dict):
         if key in node:
             return key
-        if isinstance(key, str) and key.isdigit() and int(key) in node:
+        if isinstance(key, str) and _YAML_INT.fullmatch(key) and int(key) in node:
             return int(key)  # YAML reads an unquoted 200 as a number
     elif isinstance(node, list) and isinstance(key, int) and key < len(node):
         return key

@@ -50,6 +50,18 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+# enough for any id-shaped number and far below int()'s limit on digit strings
+MAX_DIGITS = 18
+
+
+def digits_in(text: str) -> int | None:
+    """The decimal digits of ``text`` read as one number (``"ORD-0042"`` → 42), None when
+    it has none. Digits of any script count (``"٣٤"`` → 34); superscripts and other
+    characters that are digits but not decimal (``"m²"``) do not, since ``int`` rejects them."""
+    digits = "".join(ch for ch in text if ch.isdecimal())[:MAX_DIGITS]
+    return int(digits) if digits else None
+
+
 def last_key(tokens: list[Token]) -> str:
     """The nearest object key on the path (``items[3]`` → ``items``)."""
     for token in reversed(tokens):

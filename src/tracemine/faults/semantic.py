@@ -17,7 +17,16 @@ from tracemine.faults._base import (
     touched_arguments,
     touched_result,
 )
-from tracemine.faults.paths import Token, get, is_number, last_key, pattern, put, walk
+from tracemine.faults.paths import (
+    Token,
+    digits_in,
+    get,
+    is_number,
+    last_key,
+    pattern,
+    put,
+    walk,
+)
 
 QUANTITY = re.compile(
     r"(qty|quantity|amount|cents|price|total|count|seats|size|fee|points|hits|matched)"
@@ -224,8 +233,7 @@ def _lookup(value: Any, tokens: list[Token]) -> Any:
 
 
 def _digits(text: str) -> int:
-    found = "".join(ch for ch in text if ch.isdigit())
-    return int(found) if found else 0
+    return digits_in(text) or 0
 
 
 def _reshape(value: str, rng: random.Random) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tracemine.faults._base import Context, Site, ok_calls, structured, touched_result
-from tracemine.faults.paths import Token, delete, get, is_number, pattern, put, walk
+from tracemine.faults.paths import Token, delete, digits_in, get, is_number, pattern, put, walk
 
 
 def _members(run: dict[str, Any]) -> Iterator[tuple[int, list[Token], Any]]:
@@ -64,8 +64,8 @@ def retyped(value: Any, rng: random.Random) -> Any:
     if isinstance(value, dict | list):
         return json.dumps(value)  # an object serialized twice
     if isinstance(value, str):
-        digits = "".join(ch for ch in value if ch.isdigit())
-        return int(digits) if digits else [value]
+        number = digits_in(value)
+        return [value] if number is None else number
     return None
 
 

@@ -109,18 +109,20 @@ def _describe(document: Any) -> str:
 
 
 def _mcp_tools(document: Any) -> list[Loc] | None:
-    """``{"tools": [...]}``, or the JSON-RPC response ``{"result": {"tools": [...]}}``."""
-    if not isinstance(document, dict):
-        return None
-    root, pointer = document, "#"
-    if isinstance(document.get("result"), dict) and "tools" in document["result"]:
-        root, pointer = document["result"], "#/result"
-    tools = root.get("tools")
+    """``{"tools": [...]}``, the JSON-RPC response ``{"result": {"tools": [...]}}``, or the
+    bare list of tools (what a client's ``list_tools()`` gives, dumped)."""
+    tools: Any = document
+    prefix = "#"
+    if isinstance(document, dict):
+        root = document
+        if isinstance(document.get("result"), dict) and "tools" in document["result"]:
+            root, prefix = document["result"], "#/result"
+        tools, prefix = root.get("tools"), prefix + "/tools"
     if not isinstance(tools, list) or not all(isinstance(t, dict) and "name" in t for t in tools):
         return None
     if not any("inputSchema" in t or "outputSchema" in t for t in tools):
         return None
-    return [Loc(tools[i], "", f"{pointer}/tools/{i}") for i in range(len(tools))]
+    return [Loc(tools[i], "", f"{prefix}/{i}") for i in range(len(tools))]
 
 
 def _functions(document: Any) -> list[Loc] | None:
@@ -151,14 +153,21 @@ def _tool(refs: Refs, label: str, loc: Loc) -> Operation:
                    description=str(node.get("description") or ""))  # fmt: skip
     for key in ("inputSchema", "parameters", "input_schema"):
         if isinstance(node.get(key), dict):
-            op.body, op.body_required = item.child(key), True
+            op.body, op.body_required = _own_schema(refs, item.child(key)), True
             break
     for key in _RESPONSE_KEYS:
         if isinstance(node.get(key), dict):
-            op.responses.append(item.child(key))
+            op.responses.append(_own_schema(refs, item.child(key)))
             op.has_json_response = True
             break
     return op
+
+
+def _own_schema(refs: Refs, loc: Loc) -> Loc:
+    """A tool's schema is a JSON Schema of its own: generators (pydantic in the MCP SDK)
+    write ``{"$ref": "#/$defs/Item"}`` meaning that schema's ``$defs``, not the document's."""
+    refs.scopes[loc.pointer] = loc.node
+    return loc
 
 
 __all__ = ["Operation", "Param", "Spec", "SpecError", "load_spec"]

@@ -9,6 +9,7 @@ say which ``$ref`` at which pointer could not be followed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -23,6 +24,7 @@ from referencing.jsonschema import DRAFT202012
 
 from tracemine.errors import InputError
 
+_INDEX = re.compile(r"[0-9]{1,9}")  # an array step of a JSON pointer (ASCII digits only)
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -125,12 +127,15 @@ class Refs:
         self._registry: Registry[Any] = Registry(retrieve=retrieve).with_resource(  # type: ignore[call-arg]
             base, self.specification.create_resource(document)
         )
-        self._cache: dict[tuple[str, str], Loc] = {}
+        self._cache: dict[tuple[str, str, str], Loc] = {}  # (base, $ref, scope)
         # what walking this document computes once: flattened schema positions (schema.py),
         # walks of result schemas, shared-subtree memos and recursion marks (declared.py)
         self.flat_cache: dict[Any, Any] = {}
         self.in_progress: set[str] = set()  # positions being flattened (schema.py)
         self.remote: set[str] = set()
+        # pointers of schemas that stand on their own inside the document (an MCP tool's
+        # inputSchema/outputSchema): a "#/..." $ref below one means that schema's "#"
+        self.scopes: dict[str, Any] = {}
         # the shortcut for local pointers holds where the library would name the same file
         self._local = urldefrag(urljoin(base, "#/")).url == base
 
@@ -139,10 +144,16 @@ class Refs:
         is left unconstrained. Raises :class:`SpecError` naming the ``$ref`` and pointer."""
         if not isinstance(ref, str):
             raise SpecError(f"{at.where()}: $ref is not a string: {ref!r}")
-        key = (at.base, ref)
+        scope = self._scope(at) if self.scopes and ref.startswith("#") else None
+        key = (at.base, ref, scope or "")
         hit = self._cache.get(key)
         if hit is not None:
             return hit
+        if scope is not None:
+            loc = self._in_scope(scope, ref)
+            if loc is not None:
+                self._cache[key] = loc
+                return loc
         if self._local and at.base == self.root.base and ref.startswith("#/"):
             loc = self._local_pointer(ref)
             if loc is not None:
@@ -158,10 +169,42 @@ class Refs:
             raise SpecError(f"{at.where()}: $ref {ref!r}: {exc}") from None
         except (Unresolvable, NoSuchResource) as exc:
             raise SpecError(f"{at.where()}: $ref {ref!r} {_reason(exc, target)}") from None
+        except (LookupError, ValueError, TypeError):
+            # the library's pointer walk fails this way where a step names no array index
+            url, fragment = urldefrag(target)
+            where = f"no {fragment or '/'} in {display_name(url)}"
+            raise SpecError(f"{at.where()}: $ref {ref!r} points to nothing: {where}") from None
         url, fragment = urldefrag(target)
         loc = Loc(resolved.contents, url, "#" + fragment if fragment.startswith("/") else "#")
         self._cache[key] = loc
         return loc
+
+    def _scope(self, at: Loc) -> str | None:
+        """The innermost scope ``at`` lies in (None: none, or another file)."""
+        if at.base != self.root.base:
+            return None
+        pointer = at.pointer
+        while len(pointer) > 1:
+            if pointer in self.scopes:
+                return pointer
+            pointer = pointer[: pointer.rfind("/")]
+        return None
+
+    def _in_scope(self, scope: str, ref: str) -> Loc | None:
+        """``ref`` read inside the schema at ``scope``; None when it leads nowhere there
+        (the document as a whole is tried next)."""
+        if ref != "#" and not ref.startswith("#/"):
+            return None  # an anchor name, which only the library knows how to find
+        node = self.scopes[scope]
+        steps = [s.replace("~1", "/").replace("~0", "~") for s in unquote(ref[1:]).split("/")[1:]]
+        for step in steps:
+            if isinstance(node, dict) and step in node:
+                node = node[step]
+            elif isinstance(node, list) and _INDEX.fullmatch(step) and int(step) < len(node):
+                node = node[int(step)]
+            else:
+                return None
+        return Loc(node, self.root.base, scope + "".join("/" + escape(s) for s in steps))
 
     def _local_pointer(self, ref: str) -> Loc | None:
         """``#/a/b/0`` in the root document, found by hand: what ``referencing`` finds, at a

@@ -300,6 +300,10 @@ def text_of_parts(parts: Iterable[Any]) -> str | None:
     return "\n".join(texts) if texts else None
 
 
+_MAX_DIGITS = 30
+"""Longer digit strings are no time or count (and ``int`` refuses past a few thousand)."""
+
+
 def parse_time(value: Any) -> datetime | None:
     """ISO 8601 strings, epoch seconds/milliseconds/nanoseconds; None when unreadable."""
     if value is None or isinstance(value, bool):
@@ -308,8 +312,9 @@ def parse_time(value: Any) -> datetime | None:
         text = value.strip()
         if not text:
             return None
-        if text.isdigit():
-            return parse_time(int(text))
+        # isdecimal, not isdigit: int() refuses "²", a digit to isdigit
+        if text.isdecimal():
+            return parse_time(int(text)) if len(text) <= _MAX_DIGITS else None
         try:
             parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
@@ -318,6 +323,8 @@ def parse_time(value: Any) -> datetime | None:
             parsed = parsed.replace(tzinfo=UTC)
         return parsed.astimezone(UTC).replace(tzinfo=None)
     if isinstance(value, int | float):
+        if isinstance(value, int) and abs(value) > 10**_MAX_DIGITS:
+            return None  # float() cannot hold it, and no clock is that far off
         number = float(value)
         if number > 1e17:  # nanoseconds
             number /= 1e9
@@ -362,8 +369,10 @@ def as_int(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdecimal():
+        digits = value.strip().lstrip("-")
+        # isdecimal, not isdigit: int() refuses "²"; nor does it read thousands of digits
+        return int(value) if len(digits) <= _MAX_DIGITS and value.count("-") <= 1 else None
     return None
 
 

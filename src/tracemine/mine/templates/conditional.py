@@ -21,6 +21,9 @@ Column = tuple[int, tuple[str, Any]]
 """A design-matrix column: (feature index, (test, category))."""
 MIN_LEAF = 5
 MIN_CALLS = 10
+# the tree reads its input as float32 and refuses what is infinite there (1e308 is), so
+# values are clipped to its range: the order of the values, all a split needs, is kept
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def conditions(ctx: MineContext) -> list[Contract]:
@@ -54,7 +57,8 @@ def _columns(features: list[Feature]) -> tuple[np.ndarray, list[Column]]:
             names.append((index, ("num", None)))
         columns.append(feature.present)
         names.append((index, ("present", None)))
-    return np.column_stack(columns).astype(float), names
+    matrix = np.column_stack(columns).astype(float)
+    return np.clip(matrix, -FLOAT32_MAX, FLOAT32_MAX), names
 
 
 def _best(

@@ -7,6 +7,7 @@ from the spread of what was seen, not the extremes themselves.
 from __future__ import annotations
 
 import math
+import sys
 
 from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.measure import parent_path, unary
@@ -76,25 +77,34 @@ def calibrate(
 ) -> tuple[float, float]:
     """Bounds around the observed ``[low, high]``, widened by a margin from the spread
     (and by a factor, for values never negative); a lower bound never crosses zero when
-    nothing below zero was seen."""
+    nothing below zero was seen. Bounds stay finite floats, however near the largest float
+    the values come (their spread and squares overflow there)."""
     mean = total / count
-    std = math.sqrt(max(squares / count - mean * mean, 0.0))
+    spread = squares / count - mean * mean
+    std = math.sqrt(spread) if spread > 0 and math.isfinite(spread) else 0.0
     margin = max(MARGIN_OF_RANGE * (high - low), std)
     lo, hi = low - margin, high + margin
     if low >= 0:
         lo = max(min(lo, low / SCALE_OF_EXTREMES), 0.0)
         hi = max(hi, high * SCALE_OF_EXTREMES)
+    lo, hi = _finite(lo), _finite(hi)
     if integer:
         # nothing below one seen (a count, a length, a positive amount): the bound keeps it
         return float(max(math.floor(lo), 1 if low >= 1 else lo)), float(math.ceil(hi))
     return _round(lo, math.floor), _round(hi, math.ceil)
 
 
+def _finite(value: float) -> float:
+    return min(max(value, -sys.float_info.max), sys.float_info.max)
+
+
 def _round(value: float, direction) -> float:
     if value == 0:
         return 0.0
     scale = 10 ** (math.floor(math.log10(abs(value))) - 3)
-    return direction(value / scale) * scale
+    if scale == 0:
+        return value  # a subnormal: no coarser float on that side but zero
+    return _finite(direction(value / scale) * scale)
 
 
 def _number(value: float) -> int | float:
