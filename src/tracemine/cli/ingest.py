@@ -66,7 +66,7 @@ def ingest_command(
         typer.Option(
             metavar="N",
             rich_help_panel=_LIMITS,
-            help="Stop reading a .gz that expands past N:1 (a bomb); the rest of it is quarantined.",
+            help="Stop reading a .gz that expands past N:1 (a bomb); the rest is quarantined.",
         ),
     ] = MAX_GZIP_RATIO,
     as_json: JsonOption = False,
