@@ -146,3 +146,15 @@ def test_a_run_of_blank_lines_is_skipped_cheaply_and_counted(tmp_path: Path) -> 
     con.close()
     assert lines == [(1,), (blank_lines + 2,)]
     assert seconds < 15, seconds
+
+
+def test_a_first_line_over_the_cap_leaves_the_file_read_as_lines(tmp_path: Path) -> None:
+    long_line = '{"task_id": "big", "calls": [], "pad": "' + "x" * (1 << 20) + '"}'
+    path = tmp_path / "first.jsonl"
+    path.write_text("\n".join([long_line, _log("a"), _log("b")]) + "\n")
+    db = tmp_path / "s.duckdb"
+    report = ingest([path], db, format="calllog", limits=Limits(max_record_bytes=64 << 10))
+    (f,) = report.files
+    assert (f.units_read, f.units_stored, f.units_quarantined, f.calls) == (3, 2, 1, 2)
+    [(line, _, reason, _)] = _quarantine(db)
+    assert line == 1 and "over the 65536-byte limit" in reason

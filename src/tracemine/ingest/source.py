@@ -137,6 +137,10 @@ def layout(path: Path, limits: Limits = DEFAULT) -> str:
     stripped = first.strip()
     if not stripped:
         return "jsonl"
+    if len(first) > limits.max_record_bytes and first[-1:] != b"\n":
+        # a first line past the cap: an array on one line streams, element by element;
+        # anything else is read as lines, this one quarantined and the others read
+        return "array" if stripped[:1] == b"[" else "jsonl"
     try:
         loads(stripped)
         return "jsonl"
