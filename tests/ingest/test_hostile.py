@@ -6,6 +6,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -85,6 +87,34 @@ def test_a_second_writer_thread_fails_and_leaves_the_first_ones_rows(tmp_path: P
     again = ingest([second], db)
     assert again.files[0].outcome == "ingested"
     assert _rows(db, "SELECT count(*) FROM calls") == [(171,)]
+
+
+_HOLDER = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1])
+print("open", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_writer_in_another_process_gets_the_same_message(tmp_path: Path) -> None:
+    path = _write(tmp_path / "a.jsonl", json.dumps(_call_log("a")))
+    db = tmp_path / "s.duckdb"
+    ingest([path], db)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        with pytest.raises(StoreError) as raised:
+            ingest([_write(tmp_path / "b.jsonl", json.dumps(_call_log("b")))], db)
+    finally:
+        holder.communicate("", timeout=60)
+    assert str(raised.value) == (
+        f"{db}: the store is in use by another ingest or mine (process {holder.pid}); "
+        "one writes to a store at a time: wait for it to finish, or name another --db"
+    )
 
 
 # -- single bad records ------------------------------------------------------------------
