@@ -105,7 +105,7 @@ def test_a_gzip_bomb_stops_at_the_ratio_with_one_quarantine_row(tmp_path: Path) 
 def test_an_array_element_over_the_cap_ends_the_file_with_one_row(tmp_path: Path) -> None:
     path = tmp_path / "array.json"
     big = {"task_id": "big", "calls": [], "pad": "x" * (4 << 20)}
-    path.write_text(json.dumps([json.loads(_log("a")), big, json.loads(_log("b"))]))
+    path.write_text(json.dumps([json.loads(_log("a")), big, json.loads(_log("b"))], indent=1))
     db = tmp_path / "s.duckdb"
     report = ingest([path], db, format="calllog", limits=Limits(max_record_bytes=64 << 10))
     (f,) = report.files

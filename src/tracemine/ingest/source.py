@@ -129,7 +129,7 @@ def layout(path: Path, limits: Limits = DEFAULT) -> str:
     """'jsonl', 'array' or 'document', judged from the first line."""
     with open_binary(path, limits) as handle:
         try:
-            first = handle.readline(min(limits.max_record_bytes, 1 << 26) + 1)
+            first = handle.readline(_probe_bytes(limits) + 1)
         except (*_BROKEN, LimitExceeded):
             # a gzip stream truncated or broken inside its first line: read as lines, the
             # break is quarantined like a break anywhere else in the file
@@ -137,7 +137,7 @@ def layout(path: Path, limits: Limits = DEFAULT) -> str:
     stripped = first.strip()
     if not stripped:
         return "jsonl"
-    if len(first) > limits.max_record_bytes and first[-1:] != b"\n":
+    if len(first) > _probe_bytes(limits) and first[-1:] != b"\n":
         # a first line past the cap: an array on one line streams, element by element;
         # anything else is read as lines, this one quarantined and the others read
         return "array" if stripped[:1] == b"[" else "jsonl"
@@ -153,6 +153,13 @@ def layout(path: Path, limits: Limits = DEFAULT) -> str:
     if stripped[:1] == b"{":
         return "document"
     return "jsonl"
+
+
+def _probe_bytes(limits: Limits) -> int:
+    """How much of the first line the layout probe reads: up to 64 MiB, and at least 8 MiB
+    even under a smaller record cap (a first line a little over the cap is still seen
+    whole, so a JSONL line that holds an array is not taken for an array file)."""
+    return min(max(limits.max_record_bytes, 8 << 20), 1 << 26)
 
 
 Progress = Callable[[int], None]
