@@ -212,3 +212,15 @@ def test_an_unusable_metadata_key_is_left_out_of_the_suggestions(tmp_path: Path,
     assert report.files[0].calls == 6
     assert report.task_key_suggestions  # the run ids' counter is still suggested
     assert all(repr(key) not in s for s in report.task_key_suggestions)
+
+
+def test_a_first_line_too_deep_to_parse_is_one_line_of_the_file(tmp_path: Path) -> None:
+    deep = "[" + "[" * 1100 + "]" * 1100 + ', {"task_id": "x", "calls": []}]'
+    path = _write(tmp_path / "deep.jsonl", deep, json.dumps(_call_log("a")))
+    db = tmp_path / "s.duckdb"
+    report = ingest([path], db, format="calllog")
+    (f,) = report.files
+    # read as two lines, not as an array file of the first line's elements
+    assert (f.units_read, f.units_stored, f.units_quarantined, f.calls) == (2, 1, 1, 3)
+    [(line, reason)] = _rows(db, "SELECT source_line, reason FROM quarantine")
+    assert line == 1 and "nested deeper than 1024" in reason

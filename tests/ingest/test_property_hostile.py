@@ -83,6 +83,14 @@ hostile_values = st.one_of(
 )
 
 
+# a string of the source (arguments, results, texts) holding JSON text the parser refuses
+hostile_texts = st.one_of(
+    st.builds(Deep, st.sampled_from([300, 1000, 1100]), st.just(True)),
+    st.sampled_from(["{", '{"a": ', "[1, 2", "NaN", "-1e999", "[" * 2000]),
+    st.sampled_from([CAP // 2, CAP * 2]).map(lambda n: "[" + "1," * (n // 2) + "1]"),
+)
+
+
 def _mutate(data: st.DataObject, unit: Any) -> Any:
     """``unit`` with one value somewhere inside it replaced, removed or wrapped."""
     if not isinstance(unit, dict | list) or not unit or data.draw(st.integers(0, 9)) == 0:
@@ -90,8 +98,12 @@ def _mutate(data: st.DataObject, unit: Any) -> Any:
     keys = list(unit) if isinstance(unit, dict) else list(range(len(unit)))
     key = data.draw(st.sampled_from(keys))
     copy: Any = dict(unit) if isinstance(unit, dict) else list(unit)
-    action = data.draw(st.sampled_from(["descend", "descend", "replace", "remove", "wrap"]))
-    if action == "descend":
+    action = data.draw(
+        st.sampled_from(["descend", "descend", "descend", "replace", "remove", "wrap"])
+    )
+    if isinstance(unit[key], str) and action != "remove":
+        copy[key] = data.draw(hostile_texts)
+    elif action == "descend":
         copy[key] = _mutate(data, unit[key])
     elif action == "replace":
         copy[key] = data.draw(hostile_values)

@@ -16,7 +16,13 @@ from typing import IO, Any, cast
 import ijson
 
 from tracemine.ingest.limits import DEFAULT, LimitExceeded, Limits
-from tracemine.ingest.readers.base import EXCERPT_CHARS, excerpt, loads, not_numbers
+from tracemine.ingest.readers.base import (
+    EXCERPT_CHARS,
+    NestedTooDeeply,
+    excerpt,
+    loads,
+    not_numbers,
+)
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -143,6 +149,8 @@ def layout(path: Path, limits: Limits = DEFAULT) -> str:
         return "array" if stripped[:1] == b"[" else "jsonl"
     try:
         loads(stripped)
+        return "jsonl"
+    except NestedTooDeeply:  # a whole line, too deep to read: one of the file's lines
         return "jsonl"
     except (ValueError, RecursionError):
         pass

@@ -162,7 +162,7 @@ def loads(text: str | bytes) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         if "depth limit" in str(exc):
-            raise ValueError(f"JSON nested deeper than {_PARSE_DEPTH} levels") from None
+            raise NestedTooDeeply(f"JSON nested deeper than {_PARSE_DEPTH} levels") from None
         import json
 
         try:
@@ -172,10 +172,14 @@ def loads(text: str | bytes) -> Any:
                 return _rebuilt(value, _paired)
             return value
         except RecursionError:  # the parser, or a walk of what it made
-            raise ValueError("JSON nested too deeply to parse") from None
+            raise NestedTooDeeply("JSON nested too deeply to parse") from None
 
 
 _PARSE_DEPTH = 1024  # orjson's own limit
+
+
+class NestedTooDeeply(ValueError):
+    """JSON text that is nested too deeply to parse (:func:`loads`)."""
 
 
 _NOT_NUMBERS = threading.local()
