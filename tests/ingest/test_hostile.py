@@ -162,7 +162,7 @@ def test_run_metadata_too_deep_to_store_is_quarantined_and_the_run_kept(tmp_path
     _balanced(report)
     assert (report.files[0].runs, report.files[0].calls) == (2, 6)
     [(pointer, reason)] = _rows(db, "SELECT source_pointer, reason FROM quarantine")
-    assert pointer == "/metadata" and "nested deeper than 512" in reason
+    assert pointer == "/metadata" and "nested deeper than 400" in reason
 
 
 def _corrupt_gzip(path: Path, lines: int) -> Path:

@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from tracemine.errors import InputError
 
 MAX_RECORD_BYTES = 64 << 20
-MAX_DEPTH = 512
+MAX_DEPTH = 400
 MAX_GZIP_RATIO = 1000.0
 GZIP_RATIO_AFTER = 8 << 20
 ORJSON_DEPTH = 254
 """The deepest value orjson writes; a lower ``max_depth`` costs a walk of every value."""
-PYTHON_DEPTH = 900
-"""The deepest value the standard library's JSON writer reaches under Python's default
-recursion limit, with the frames an ingest already uses."""
+PYTHON_DEPTH = 450
+"""About the deepest value the standard library's JSON writer reaches under Python's
+default recursion limit (two frames a level), with the frames an ingest already uses;
+past it a value is quarantined as too deep to store whatever the limit says."""
 
 
 @dataclass(frozen=True, slots=True)
