@@ -29,9 +29,11 @@ from tracemine.cli._common import (
     run,
 )
 from tracemine.ingest import FileReport, IngestReport, ingest
+from tracemine.ingest.limits import MAX_DEPTH, MAX_GZIP_RATIO, MAX_RECORD_BYTES, Limits
 
 ORDER = 10
 _BAR_MIN_BYTES = 8 << 20
+_LIMITS = "Limits (past one, a record is quarantined)"  # a panel of its own: long names
 
 ErrorPatternOption = Annotated[
     str | None,
@@ -56,9 +58,35 @@ def ingest_command(
         bool, typer.Option("--replace", metavar="", help="Re-read files already ingested.")
     ] = False,
     error_pattern: ErrorPatternOption = None,
+    max_record_bytes: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            rich_help_panel=_LIMITS,
+            help="Quarantine a record (line, array element, document) longer than this.",
+        ),
+    ] = MAX_RECORD_BYTES,
+    max_depth: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            rich_help_panel=_LIMITS,
+            help="Quarantine a value (arguments, result, metadata) nested deeper than this.",
+        ),
+    ] = MAX_DEPTH,
+    max_gzip_ratio: Annotated[
+        float,
+        typer.Option(
+            metavar="N",
+            rich_help_panel=_LIMITS,
+            help="Stop reading a .gz that expands past N:1 (a bomb); the rest is quarantined.",
+        ),
+    ] = MAX_GZIP_RATIO,
     as_json: JsonOption = False,
 ) -> None:
     """Read trace exports into DuckDB; bad records are quarantined, never dropped."""
+    limits = run(Limits, max_record_bytes=max_record_bytes, max_depth=max_depth,
+                 max_gzip_ratio=max_gzip_ratio)  # fmt: skip
     total = sum(p.stat().st_size for p in paths if p.is_file())
     show_bar = not as_json and total >= _BAR_MIN_BYTES and err_console.is_terminal
     if show_bar:
@@ -74,10 +102,11 @@ def ingest_command(
                 bar.update(tasks[name], completed=done)
 
             report = run(ingest, paths, db, format=format, task_key=task_key, replace=replace,
-                         progress=progress, error_pattern=error_pattern)  # fmt: skip
+                         progress=progress, error_pattern=error_pattern,
+                         limits=limits)  # fmt: skip
     else:
         report = run(ingest, paths, db, format=format, task_key=task_key, replace=replace,
-                     error_pattern=error_pattern)  # fmt: skip
+                     error_pattern=error_pattern, limits=limits)  # fmt: skip
     if as_json:
         print_json(report.model_dump_json(indent=2))
     else:

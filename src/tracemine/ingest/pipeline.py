@@ -4,6 +4,7 @@ every unit read is either stored or quarantined with its reason."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import os
@@ -26,6 +27,7 @@ from tracemine.errors import InputError, UnknownFormatError
 from tracemine.ingest import store
 from tracemine.ingest.detect import detect_format, reader_for
 from tracemine.ingest.errors import error_rule
+from tracemine.ingest.limits import DEFAULT, MAX_DEPTH, Limits
 from tracemine.ingest.readers.base import BadRecord, Reader, Sink, dumps, excerpt, not_numbers
 from tracemine.ingest.source import BadUnit, file_hash, iter_units
 from tracemine.ingest.taskkey import TaskKey, store_runs, suggest
@@ -129,6 +131,7 @@ def ingest(
     validate: bool = False,
     progress: ProgressCallback | None = None,
     error_pattern: str | None = None,
+    limits: Limits | None = None,
 ) -> IngestReport:
     """Read trace files into the DuckDB store at ``db``.
 
@@ -137,7 +140,10 @@ def ingest(
     re-reads files already ingested; ``validate`` checks every record against the
     pydantic model (slower; for tests and new readers); ``error_pattern`` marks text
     results it matches as tool errors, beside the default rule
-    (:class:`~tracemine.model.result.ErrorRule`).
+    (:class:`~tracemine.model.result.ErrorRule`). ``limits`` bounds what one
+    record may cost (:class:`~tracemine.ingest.limits.Limits`; past a limit the record is
+    quarantined). One ingest at a time writes to a store: another, in this process or
+    another, fails at once with :class:`~tracemine.errors.StoreError`.
 
     >>> report = ingest(["traces.jsonl"], "traces.duckdb")  # doctest: +SKIP
     >>> report.total("calls")  # doctest: +SKIP
@@ -161,6 +167,16 @@ def ingest(
             if not in_folder:
                 raise
             plan.append((path, None))
+    with store.writing(db):
+        return _ingest_files(plan, db, key, replace, validate, progress, limits or DEFAULT,
+                             forced=format is not None, errors=errors)  # fmt: skip
+
+
+def _ingest_files(
+    plan: list[tuple[Path, str | None]], db: str | Path, key: TaskKey | None, replace: bool,
+    validate: bool, progress: ProgressCallback | None, limits: Limits, *, forced: bool,
+    errors: ErrorRule,
+) -> IngestReport:  # fmt: skip
     # ingest streams: DuckDB spills what does not fit, so memory stays flat with file size
     con = store.connect(db, memory_limit=INGEST_MEMORY_LIMIT)
     # batches are committed one by one; checkpointing after every 16 MB of log (the
@@ -177,8 +193,8 @@ def ingest(
                 continue
             try:
                 reports.append(_ingest_file(con, path, name, key, replace, validate, progress,
-                                            forced=format is not None,
-                                            errors=errors))  # fmt: skip
+                                            forced=forced, errors=errors,
+                                            limits=limits))  # fmt: skip
             except duckdb.Error as exc:  # the file's rows are removed: say why
                 if not store.ran_out_of_memory(exc):
                     raise
@@ -225,6 +241,14 @@ def ingest_shard(
     (:data:`tracemine.ingest.store.KEY_BITS`). A store already holding it is left as it
     is, and its report is given again. ``threads`` caps DuckDB's threads (workers that
     share a machine share its cores)."""
+    with store.writing(db):
+        return _ingest_shard(path, db, ingest_id, source_file, format, first_line, threads)
+
+
+def _ingest_shard(
+    path: str | Path, db: str | Path, ingest_id: int, source_file: str, format: str,
+    first_line: int, threads: int | None,
+) -> FileReport:  # fmt: skip
     con = store.connect(db, memory_limit=INGEST_MEMORY_LIMIT)
     con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_EVERY}'")
     if threads:
@@ -279,6 +303,7 @@ def _ingest_file(
     first_line: int = 1,
     forced: bool = False,
     errors: ErrorRule = DEFAULT_RULE,
+    limits: Limits = DEFAULT,
 ) -> FileReport:
     source_file = source_file or path.as_posix()
     digest, size = file_hash(path)
@@ -305,7 +330,7 @@ def _ingest_file(
     name = format_name
     reader = reader_cls(source_file)
     started = time.perf_counter()
-    writer = _FileWriter(con, reader, key, validate, ingest_id, errors)
+    writer = _FileWriter(con, reader, key, validate, ingest_id, errors, limits)
     try:
         # calls and their values are committed batch by batch, with this file's ingest_id;
         # the file counts as stored only once its ``ingests`` row is committed, with its
@@ -465,9 +490,16 @@ class _FileWriter:
     def __init__(
         self, con: Any, reader: Reader, key: TaskKey | None, validate: bool,
         ingest_id: int | None = None, errors: ErrorRule = DEFAULT_RULE,
+        limits: Limits = DEFAULT,
     ) -> None:  # fmt: skip
         self.con = con
         self.errors = errors
+        self.limits = limits
+        # values are written with the configured depth limit (the default one is dumps')
+        self.dumps: Callable[[Any], str] = (
+            dumps if limits.max_depth == MAX_DEPTH
+            else functools.partial(dumps, max_depth=limits.max_depth)
+        )  # fmt: skip
         self.reader = reader
         self.key = key
         self.validate = validate
@@ -498,7 +530,7 @@ class _FileWriter:
         feed, reader_name = self.reader.feed, self.reader.name
         sink = Sink(self.errors)  # one for the whole file, emptied after every unit
         not_numbers()  # what detecting the format parsed is not this file's content yet
-        units = iter_units(path, on_bytes)
+        units = iter_units(path, on_bytes, self.limits)
         if first_line != 1:  # a byte range of a larger file: its lines are numbered on
             units = ((position + first_line - 1, unit) for position, unit in units)
         for position, unit in units:
@@ -516,9 +548,8 @@ class _FileWriter:
                 self._quarantine(position, None, "unit", str(exc), excerpt(unit))
                 quarantined += 1
                 continue
-            except (RecursionError, MemoryError):
-                raise
             except Exception as exc:  # a shape the reader did not expect: keep it, say why
+                # (RecursionError and MemoryError too: the record is dropped with its stack)
                 sink.clear()
                 not_numbers()
                 reason = f"unreadable {reader_name} record ({type(exc).__name__}: {exc})"
@@ -531,9 +562,7 @@ class _FileWriter:
             sink.clear()
         report.units_read, report.units_stored = read, stored
         report.units_quarantined = quarantined
-        sink = Sink(self.errors)
-        self.reader.finish(sink)
-        self._absorb(sink)
+        self._finish_reader()
         self._flush(final=True)
         if self.flattener is not None:
             self.flattener.close()
@@ -546,6 +575,33 @@ class _FileWriter:
         if progress:
             progress(self.reader.source_file, size, size)
         return report
+
+    def _finish_reader(self) -> None:
+        """What the reader kept for the end of the file, absorbed; if the reader fails on
+        it, what it held is quarantined as one item, with why."""
+        sink = Sink(self.errors)
+        try:
+            self.reader.finish(sink)
+        except Exception as exc:
+            not_numbers()
+            reason = f"unreadable {self.reader.name} records at the end of the file " \
+                f"({type(exc).__name__}: {exc}); what they held is not stored"  # fmt: skip
+            self._quarantine(None, None, "item", reason, "")
+            self.report.items_quarantined += 1
+            return
+        self._absorb(sink)
+
+    def _metadata_json(self, run: dict[str, Any]) -> str:
+        """A run's metadata as JSON; metadata no JSON writer takes (nested past
+        ``--max-depth``) is stored as ``{}`` and quarantined as an item, with why."""
+        try:
+            return self.dumps(run.get("metadata") or {})
+        except ValueError as exc:
+            reason = f"run {run['run_id']!r}: metadata could not be stored ({exc}); stored as {{}}"
+            self._quarantine(None, "/metadata", "item", reason, excerpt(run.get("metadata")))
+            self.report.items_quarantined += 1
+            run["metadata"] = {}
+            return "{}"
 
     def abandon(self) -> None:
         """Stop flattening after an error (what was written is removed by the caller)."""
@@ -605,8 +661,9 @@ class _FileWriter:
         arguments = record["arguments"]
         # a JSON null result is a fact ("null"); a missing one is SQL NULL. Written first:
         # a value that cannot be written leaves no trace of the call behind
-        arguments_json = None if arguments is None else dumps(arguments)
-        result_json = None if record["status"] == "missing" else dumps(record["result"])
+        to_json = self.dumps
+        arguments_json = None if arguments is None else to_json(arguments)
+        result_json = None if record["status"] == "missing" else to_json(record["result"])
         run_id = record["run_id"]
         if run_id not in self.runs:
             self._merge_run(
@@ -672,7 +729,7 @@ class _FileWriter:
         for run in self.runs.values():
             for name in _STAGE_COLUMNS:
                 value = run.get(name)
-                cols[name].append(dumps(value or {}) if name == "metadata" else value)
+                cols[name].append(self._metadata_json(run) if name == "metadata" else value)
             cols["ord"].append(self.staged)
             self.staged += 1
         store.append(self.con, _STAGE, cols)
@@ -757,6 +814,9 @@ class _FileWriter:
             self.con.execute(f"DROP TABLE {_STAGE}")
         elif self.runs:
             self._write_run_batch(self.runs.values())
+        if self.quarantine["reason"]:  # metadata that could not be stored, with why
+            store.append(self.con, "quarantine", self.quarantine)
+            self.quarantine = {name: [] for name in store.QUARANTINE_COLUMNS}
 
     def _write_run_batch(self, runs: Iterable[dict[str, Any]]) -> None:
         cols: dict[str, list[Any]] = {name: [] for name in store.RUN_COLUMNS}
@@ -776,7 +836,7 @@ class _FileWriter:
                 if name == "ingest_id":
                     cols[name].append(self.ingest_id)
                 elif name == "metadata":
-                    cols[name].append(dumps(run.get("metadata") or {}))
+                    cols[name].append(self._metadata_json(run))
                 else:
                     cols[name].append(run.get(name))
             self.report.runs += 1

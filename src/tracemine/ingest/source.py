@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,14 @@ from typing import IO, Any, cast
 
 import ijson
 
-from tracemine.ingest.readers.base import excerpt, loads, not_numbers
+from tracemine.ingest.limits import DEFAULT, LimitExceeded, Limits
+from tracemine.ingest.readers.base import (
+    EXCERPT_CHARS,
+    NestedTooDeeply,
+    excerpt,
+    loads,
+    not_numbers,
+)
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -27,12 +35,89 @@ class BadUnit:
     raw: Any
 
 
-def open_binary(path: Path) -> IO[bytes]:
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    if magic == _GZIP_MAGIC:
-        return cast(IO[bytes], gzip.open(path, "rb"))
-    return open(path, "rb")
+class _Counted(io.RawIOBase):
+    """A file's bytes as read (decompressed, for gzip), counted chunk by chunk: the gzip
+    expansion ratio is checked here, once a chunk, so a bomb stops while it streams, and
+    no line or record is ever looked at for it."""
+
+    def __init__(self, path: Path, limits: Limits) -> None:
+        # unbuffered: the stream above buffers, and ``tell`` is what was read
+        self.raw: IO[bytes] = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by close)
+        self.gzip = self.raw.read(2) == _GZIP_MAGIC
+        self.raw.seek(0)
+        self.inner: IO[bytes] = (
+            cast(IO[bytes], gzip.GzipFile(fileobj=self.raw, mode="rb")) if self.gzip else self.raw
+        )
+        self.limits = limits
+        self.given = 0  # bytes handed on (decompressed)
+        self.unit_cap: int | None = None  # most bytes from ``mark`` on (one record)
+        self.mark = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.inner.readinto(buffer)  # type: ignore[attr-defined]
+        if n:
+            self.given += n
+            if self.gzip and self.given > self.limits.gzip_ratio_after:
+                read = max(self.raw.tell(), 1)
+                if self.given > self.limits.max_gzip_ratio * read:
+                    raise LimitExceeded(
+                        f"gzip expands past {self.limits.max_gzip_ratio:g}:1 "
+                        f"({self.given} bytes from the first {read}; --max-gzip-ratio): "
+                        "the rest of the file is not read"
+                    )
+            if self.unit_cap is not None and self.given - self.mark > self.unit_cap:
+                cap = self.limits.max_record_bytes
+                raise LimitExceeded(
+                    f"a record over the {cap}-byte limit (--max-record-bytes): "
+                    "the rest of the file is not read"
+                )
+        return int(n or 0)
+
+    def position(self) -> int:
+        """Bytes of the file read so far (compressed ones, for gzip)."""
+        try:
+            return int(self.raw.tell()) if self.gzip else self.given
+        except (OSError, ValueError):
+            return 0
+
+    def close(self) -> None:
+        try:
+            if self.inner is not self.raw:
+                self.inner.close()
+        finally:
+            self.raw.close()
+            super().close()
+
+
+class _Stream(io.BufferedReader):
+    """A trace file opened for reading units (see :class:`_Counted`)."""
+
+    raw: _Counted
+
+
+def open_binary(path: Path, limits: Limits = DEFAULT) -> _Stream:
+    """The file's bytes, decompressed if it is gzip, buffered in large chunks."""
+    return _Stream(_Counted(path, limits), buffer_size=1 << 20)
+
+
+# what a stream raises when its file breaks: gzip's own errors (a bad header or CRC, a
+# stream cut short) and zlib's (a corrupted byte inside the compressed data)
+_BROKEN = (OSError, EOFError, zlib.error)
+
+
+def _broken(exc: BaseException, handle: _Stream, after: str) -> BadUnit:
+    """The one quarantine row of a file that cannot be read past some point."""
+    if isinstance(exc, LimitExceeded):
+        return BadUnit(f"{exc} (after {after})", b"")
+    where = "compressed byte" if handle.raw.gzip else "byte"
+    return BadUnit(
+        f"file is truncated or corrupt near {where} {handle.raw.position()} (after {after}): "
+        f"{type(exc).__name__}: {exc}",
+        b"",
+    )
 
 
 def file_hash(path: Path) -> tuple[str, int]:
@@ -46,24 +131,30 @@ def file_hash(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def layout(path: Path) -> str:
+def layout(path: Path, limits: Limits = DEFAULT) -> str:
     """'jsonl', 'array' or 'document', judged from the first line. A file that is one
     JSON array on one line is an 'array', read element by element as the same array
     written over many lines is (a JSONL line that is an array is a unit of its own)."""
-    with open_binary(path) as handle:
+    with open_binary(path, limits) as handle:
         try:
-            first = handle.readline(1 << 26)
+            first = handle.readline(_probe_bytes(limits) + 1)
             stripped = first.strip()
             if stripped[:1] == b"[" and stripped[-1:] == b"]" and _only_blank_after(handle):
                 return "array"
-        except (OSError, EOFError):
-            # a gzip stream truncated inside its first line: read as lines, the break is
-            # quarantined like a truncation anywhere else in the file
+        except (*_BROKEN, LimitExceeded):
+            # a gzip stream truncated or broken inside its first line: read as lines, the
+            # break is quarantined like a break anywhere else in the file
             return "jsonl"
     if not stripped:
         return "jsonl"
+    if len(first) > _probe_bytes(limits) and first[-1:] != b"\n":
+        # a first line past the cap: an array on one line streams, element by element;
+        # anything else is read as lines, this one quarantined and the others read
+        return "array" if stripped[:1] == b"[" else "jsonl"
     try:
         loads(stripped)
+        return "jsonl"
+    except NestedTooDeeply:  # a whole line, too deep to read: one of the file's lines
         return "jsonl"
     except (ValueError, RecursionError):
         pass
@@ -76,7 +167,7 @@ def layout(path: Path) -> str:
     return "jsonl"
 
 
-def _only_blank_after(handle: IO[bytes]) -> bool:
+def _only_blank_after(handle: Any) -> bool:
     """Whether nothing but white space follows in ``handle``."""
     while chunk := handle.read(1 << 16):
         if chunk.strip():
@@ -84,48 +175,76 @@ def _only_blank_after(handle: IO[bytes]) -> bool:
     return True
 
 
+def _probe_bytes(limits: Limits) -> int:
+    """How much of the first line the layout probe reads: up to 64 MiB, and at least 8 MiB
+    even under a smaller record cap (a first line a little over the cap is still seen
+    whole, so a JSONL line that holds an array is not taken for an array file)."""
+    return min(max(limits.max_record_bytes, 8 << 20), 1 << 26)
+
+
 Progress = Callable[[int], None]
 
 
-def iter_units(path: Path, progress: Progress | None = None) -> Iterator[tuple[int, Any]]:
-    """Yield ``(position, unit)``: position is the 1-based line (JSONL), element number
-    (array) or document number (documents one after another); a unit that cannot be
-    parsed is a :class:`BadUnit`. ``progress`` is called now and then with the number of
-    bytes of the file read so far."""
-    shape = layout(path)
+def iter_units(
+    path: Path, progress: Progress | None = None, limits: Limits = DEFAULT
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(position, unit)``: position is the 1-based line (JSONL) or element number
+    (array); a unit that cannot be parsed is a :class:`BadUnit`, and so is one past
+    ``limits``, and the point where the file broke (truncated, corrupt, a gzip bomb): the
+    file is read no further. ``progress`` is called now and then with the number of bytes
+    of the file read so far."""
+    shape = layout(path, limits)
     if shape == "jsonl":
-        yield from _iter_jsonl(path, progress)
+        yield from _iter_jsonl(path, progress, limits)
     elif shape == "array":
-        yield from _iter_array(path)
+        yield from _iter_array(path, limits)
     else:
-        yield from _iter_document(path)
+        yield from _iter_document(path, limits)
 
 
-def _position(handle: IO[bytes]) -> int:
-    inner = getattr(handle, "fileobj", None)  # gzip: report compressed bytes read
+def _parsed(raw: bytes) -> Any:
+    """The unit a line holds, or why it holds none."""
     try:
-        return int((inner or handle).tell())
-    except (OSError, ValueError):
-        return 0
+        return loads(raw)
+    except UnicodeDecodeError as exc:
+        return BadUnit(f"invalid UTF-8: {exc.reason}", raw)
+    except RecursionError:
+        return BadUnit("JSON nested too deeply", raw)
+    except ValueError as exc:
+        return BadUnit(f"invalid JSON: {exc}", raw)
 
 
-def _iter_jsonl(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any]]:
-    with open_binary(path) as handle:
+def _iter_jsonl(path: Path, progress: Progress | None, limits: Limits) -> Iterator[tuple[int, Any]]:
+    cap = limits.max_record_bytes
+    with open_binary(path, limits) as handle:
         line_no = 0
         while True:
             if progress is not None and line_no % 8192 == 0:
-                progress(_position(handle))
+                progress(handle.raw.position())
             try:
-                raw = handle.readline()
-            except (OSError, EOFError) as exc:
-                yield line_no + 1, BadUnit(f"file is truncated or corrupt: {exc}", b"")
+                raw = handle.readline(cap + 1)
+                if len(raw) > cap and raw[-1:] != b"\n":
+                    size = len(raw) + _skip_line(handle)
+                    line_no += 1
+                    yield (
+                        line_no,
+                        BadUnit(
+                            f"record of {size} bytes or more, over the {cap}-byte limit "
+                            "(--max-record-bytes)",
+                            raw[:EXCERPT_CHARS],
+                        ),
+                    )
+                    continue
+                if not raw:
+                    return
+                line_no += 1
+                if not raw.strip():
+                    line_no += _skip_blank(handle)
+                    continue
+            except (*_BROKEN, LimitExceeded) as exc:
+                yield line_no + 1, _broken(exc, handle, f"line {line_no}")
                 return
-            if not raw:
-                return
-            line_no += 1
-            if not raw.strip():
-                continue
-            try:
+            try:  # inline, not through _parsed: this is the loop every line goes through
                 yield line_no, loads(raw)
             except UnicodeDecodeError as exc:
                 yield line_no, BadUnit(f"invalid UTF-8: {exc.reason}", raw)
@@ -135,34 +254,79 @@ def _iter_jsonl(path: Path, progress: Progress | None) -> Iterator[tuple[int, An
                 yield line_no, BadUnit(f"invalid JSON: {exc}", raw)
 
 
-def _iter_array(path: Path) -> Iterator[tuple[int, Any]]:
-    with open_binary(path) as handle:
+def _skip_line(handle: _Stream) -> int:
+    """Read past the rest of an over-long line, a chunk at a time; its bytes."""
+    skipped = 0
+    while chunk := handle.readline(1 << 20):
+        skipped += len(chunk)
+        if chunk[-1:] == b"\n":
+            break
+    return skipped
+
+
+_BLANK = b" \t\r\n"
+
+
+def _skip_blank(handle: _Stream) -> int:
+    """After a blank line: skip the blank lines that follow it a buffer at a time (a file
+    of nothing but newlines is read at the speed of the disk); how many were skipped."""
+    skipped = 0
+    while True:
+        ahead = handle.peek(1 << 16)
+        rest = ahead.lstrip(_BLANK)
+        # up to the last newline of the blank run: the next line's own indent stays
+        cut = ahead.rfind(b"\n", 0, len(ahead) - len(rest)) + 1
+        if cut == 0:
+            return skipped
+        skipped += ahead.count(b"\n", 0, cut)
+        handle.read(cut)
+        if rest:
+            return skipped
+
+
+def _iter_array(path: Path, limits: Limits) -> Iterator[tuple[int, Any]]:
+    with open_binary(path, limits) as handle:
+        # ijson builds an element whole before it hands it over: the stream itself stops
+        # once more than the cap (and what ijson reads ahead) was read since the last one
+        handle.raw.unit_cap = limits.max_record_bytes + (2 << 20)
         position = 0
         try:
             for position, item in enumerate(ijson.items(handle, "item", use_float=True), 1):
                 yield position, item
-        except (ijson.JSONError, ValueError, OSError, EOFError) as exc:
-            yield (
-                position + 1,
-                BadUnit(f"JSON array is truncated or invalid after element {position}: {exc}", ""),
-            )
+                handle.raw.mark = handle.raw.given
+        except (LimitExceeded, *_BROKEN) as exc:
+            yield position + 1, _broken(exc, handle, f"element {position}")
+        except (ijson.JSONError, ValueError) as exc:
+            reason = f"JSON array is truncated or invalid after element {position}: {exc}"
+            yield position + 1, BadUnit(reason, "")
 
 
-def _iter_document(path: Path) -> Iterator[tuple[int, Any]]:
-    with open_binary(path) as handle:
+def _iter_document(path: Path, limits: Limits) -> Iterator[tuple[int, Any]]:
+    cap = limits.max_record_bytes
+    with open_binary(path, limits) as handle:
         try:
-            raw = handle.read()
-        except (OSError, EOFError) as exc:
-            yield 1, BadUnit(f"file is truncated or corrupt: {exc}", b"")
+            raw = handle.read(cap + 1)
+            if len(raw) > cap:  # the rest is not read: a document is one unit
+                yield (
+                    1,
+                    BadUnit(
+                        f"document over the {cap}-byte limit (--max-record-bytes)",
+                        raw[:EXCERPT_CHARS],
+                    ),
+                )
+                return
+        except (*_BROKEN, LimitExceeded) as exc:
+            yield 1, _broken(exc, handle, "the start of the document")
             return
-    try:
-        yield 1, loads(raw)
-    except UnicodeDecodeError as exc:
-        yield 1, BadUnit(f"invalid UTF-8: {exc.reason}", raw)
-    except RecursionError:
-        yield 1, BadUnit("JSON nested too deeply", raw)
-    except ValueError as exc:
-        yield from _iter_documents(raw, f"invalid JSON document: {exc}")
+    unit = _parsed(raw)
+    if isinstance(unit, BadUnit) and unit.reason.startswith("invalid JSON:"):
+        # documents one after another, as a console exporter prints them, or one broken
+        reason = unit.reason.replace("invalid JSON:", "invalid JSON document:")
+        yield from _iter_documents(raw, reason)
+        return
+    if isinstance(unit, BadUnit):
+        unit.raw = excerpt(raw)
+    yield 1, unit
 
 
 def _iter_documents(raw: bytes, invalid: str) -> Iterator[tuple[int, Any]]:

@@ -16,6 +16,9 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +160,8 @@ def connect(
             config["memory_limit"] = limit
         con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
+        if held := re.search(r"Conflicting lock is held in .*?\(PID (\d+)\)", str(exc)):
+            raise StoreError(_busy(path, f"process {held[1]}")) from None
         raise StoreError(f"{path}: cannot open as a DuckDB database: {exc}") from None
     con.execute("SET enable_progress_bar = false")  # progress is the CLI's to show
     try:
@@ -193,6 +198,41 @@ def connect(
         con.close()
         raise
     return con
+
+
+# One writer a store. DuckDB locks the file against other processes; the threads of one
+# process share one database instance, so two ingests in threads would each take the same
+# ingest id and remove each other's rows: each writer holds the store's entry here, and a
+# second one fails at once, as it would from another process (waiting could hang a caller
+# that already holds a connection of its own).
+_WRITERS: dict[str, str] = {}
+_WRITERS_GUARD = threading.Lock()
+
+
+@contextmanager
+def writing(db: str | Path) -> Iterator[None]:
+    """Hold this process's write lease on the store at ``db`` for the block: an ingest or
+    mine in another thread of this process then fails with :class:`StoreError`, as one in
+    another process does."""
+    path = Path(db)
+    key = os.path.realpath(path)
+    with _WRITERS_GUARD:
+        holder = _WRITERS.get(key)
+        if holder is not None:
+            raise StoreError(_busy(path, f"thread {holder!r} of this process"))
+        _WRITERS[key] = threading.current_thread().name
+    try:
+        yield
+    finally:
+        with _WRITERS_GUARD:
+            del _WRITERS[key]
+
+
+def _busy(path: Path, holder: str) -> str:
+    return (
+        f"{path}: the store is in use by another ingest or mine ({holder}); "
+        "one writes to a store at a time: wait for it to finish, or name another --db"
+    )
 
 
 def _duckdb_or_new(path: Path) -> bool:

@@ -137,7 +137,10 @@ def suggest(runs: list[dict[str, Any]], at_least: int = 2, most: int = 3) -> lis
     candidates += [(2, "session_id"), (3, "run_id")]
     found: dict[tuple[int, int], tuple[int, Suggestion]] = {}
     for rank, spec in candidates:
-        key = TaskKey.parse(spec)
+        try:
+            key = TaskKey.parse(spec)
+        except TaskKeyError:  # a metadata key no --task-key can name ("", " ", "regex:(")
+            continue
         ids = [key.task_id(run) for run in runs]
         covered = sum(i is not None for i in ids)
         tasks = len(set(ids) - {None})

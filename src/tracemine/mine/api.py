@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import duckdb
 
 from tracemine.errors import InputError, StoreError
-from tracemine.ingest.store import connect, out_of_memory, ran_out_of_memory
+from tracemine.ingest.store import connect, out_of_memory, ran_out_of_memory, writing
 from tracemine.ingest.taskkey import suggest
 from tracemine.mine.conditional import Conditional
 from tracemine.mine.context import assign_folds, load_contexts, register_membership
@@ -126,11 +127,9 @@ def mine(
     )  # fmt: skip
     if not Path(db).exists():
         raise StoreError(f"{db}: no such database; run `tracemine ingest` first")
-    con = connect(db, memory_limit=MINE_MEMORY_LIMIT)
-    try:
+    # mining writes its profiles into the store: one writer at a time, as for ingest
+    with writing(db), closing(connect(db, memory_limit=MINE_MEMORY_LIMIT)) as con:
         return mine_shards(LocalShards([con], client_is_store=True), con, str(db), options)
-    finally:
-        con.close()
 
 
 def mine_shards(

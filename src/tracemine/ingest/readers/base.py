@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import reprlib
 import threading
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -17,6 +18,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from tracemine.ingest.limits import MAX_DEPTH, ORJSON_DEPTH, depth_exceeds
 from tracemine.model.result import DEFAULT_RULE, ErrorRule, parse_text, result_value
 from tracemine.model.trace import CALL_FIELDS, RUN_FIELDS
 
@@ -140,32 +142,56 @@ class Reader:
 
 
 def excerpt(raw: Any, limit: int = EXCERPT_CHARS) -> str:
+    """The start of ``raw`` as text, for a quarantine row: bytes decoded, a parsed value
+    written as JSON (or, for one no JSON writer takes, its bounded repr)."""
     if isinstance(raw, bytes):
-        text = raw.decode("utf-8", "replace")
+        text = raw[: limit * 4].decode("utf-8", "replace")
     elif isinstance(raw, str):
         text = raw
     else:
         try:
             text = orjson.dumps(raw, default=str).decode()
         except (TypeError, orjson.JSONEncodeError):
-            text = repr(raw)
+            # too deep or too large an integer for orjson: repr would recurse as deep as
+            # the value goes, reprlib stops a few levels down and after a few items
+            text = _SHORT_REPR.repr(raw)
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxlevel = 12
+_SHORT_REPR.maxstring = _SHORT_REPR.maxother = EXCERPT_CHARS
+_SHORT_REPR.maxdict = _SHORT_REPR.maxlist = 20
+_SHORT_REPR.maxlong = 60
 
 
 def loads(text: str | bytes) -> Any:
     """Parse JSON; fall back to the standard library for what orjson refuses (NaN, and
     escaped UTF-16 surrogates that pair with nothing, which become U+FFFD: no UTF-8 text,
-    so no store, can hold them)."""
+    so no store, can hold them). Raises ValueError for text that is not JSON, and for
+    JSON nested past orjson's 1024 levels (the standard library would recurse)."""
     try:
         return orjson.loads(text)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise NestedTooDeeply(f"JSON nested deeper than {_PARSE_DEPTH} levels") from None
         import json
 
-        value = json.loads(text)
-        _note_not_numbers(value, "")
-        if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8")):
-            return _rebuilt(value, _paired)
-        return value
+        try:
+            value = json.loads(text)
+            _note_not_numbers(value, "")
+            if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("utf-8")):
+                return _rebuilt(value, _paired)
+            return value
+        except RecursionError:  # the parser, or a walk of what it made
+            raise NestedTooDeeply("JSON nested too deeply to parse") from None
+
+
+_PARSE_DEPTH = 1024  # orjson's own limit
+
+
+class NestedTooDeeply(ValueError):
+    """JSON text that is nested too deeply to parse (:func:`loads`)."""
 
 
 _NOT_NUMBERS = threading.local()
@@ -219,9 +245,12 @@ def _rebuilt(value: Any, leaf: Callable[[Any], Any]) -> Any:
     return leaf(value)
 
 
-def dumps(value: Any) -> str:
+def dumps(value: Any, max_depth: int = MAX_DEPTH) -> str:
     """Compact JSON text of a parsed value; NaN and infinities become null. Raises
-    ValueError for a value too deeply nested to write."""
+    ValueError for a value nested deeper than ``max_depth`` levels (or too deeply for the
+    standard library's writer)."""
+    if max_depth < ORJSON_DEPTH and depth_exceeds(value, max_depth):
+        raise ValueError(f"value nested deeper than {max_depth} levels (--max-depth)")
     try:
         return orjson.dumps(value, default=str).decode()
     except TypeError:
@@ -229,6 +258,8 @@ def dumps(value: Any) -> str:
         # the parser may have let through: the standard library writes them exactly
         import json
 
+        if depth_exceeds(value, max_depth):
+            raise ValueError(f"value nested deeper than {max_depth} levels (--max-depth)") from None
         try:
             return json.dumps(_rebuilt(value, _finite), default=str, ensure_ascii=False,
                               separators=(",", ":"), allow_nan=False)  # fmt: skip
