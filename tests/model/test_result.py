@@ -27,6 +27,11 @@ NOTE = "[tracemine] This get_order result may be wrong: result.items: expected n
         ("{not json", "{not json"),
         ("12 apples", "12 apples"),
         ('"quoted"', '"quoted"'),  # a JSON string stays the text it was
+        ("null", None),  # json.dumps of a tool that returned None
+        (" true\n", True),
+        ("false", False),
+        ("null and void", "null and void"),
+        ("nullable", "nullable"),
         ("", ""),
     ],
 )

@@ -35,7 +35,7 @@ NOTE_MARK = "[tracemine] "
 MAX_PARSED_CHARS = 1 << 24
 """Longer text is kept as text: parsing it would cost the agent loop more than it tells."""
 
-_JSON_START = re.compile(r"\s*(?:[{\[]|-?\d)")
+_JSON_START = re.compile(r"\s*(?:[{\[]|-?\d|(?:null|true|false)\s*$)")
 
 #: keys an error payload may have; a result with any other key is not one
 ERROR_KEYS = frozenset(
@@ -67,8 +67,10 @@ def strip_note(text: str) -> str:
 
 def parse_text(text: str, loads: Callable[[str], Any] = json.loads) -> Any:
     """The value of a text result: parsed when it is JSON that opens with ``{``, ``[`` or
-    a number, else the text itself. ``loads`` is the JSON parser (ingest passes a faster
-    one that also notes NaN; what is parsed does not depend on it)."""
+    a number, or is ``null``, ``true`` or ``false`` alone (what ``json.dumps`` writes for
+    a tool that returned None or a bool), else the text itself. ``loads`` is the JSON
+    parser (ingest passes a faster one that also notes NaN; what is parsed does not depend
+    on it)."""
     if len(text) > MAX_PARSED_CHARS:
         return text
     if _JSON_START.match(text):
