@@ -55,9 +55,10 @@ def _no_constant(name: str) -> Any:
 
 def expected_result(sent: Any) -> Any:
     """What the store must hold for a result, worked out with the standard library alone:
-    a string holding strict JSON (no NaN or Infinity) that is an object, an array or a number
-    is that document; every other string (JSON strings, true, false and null included) stays
-    the text it was; a value that is not a string is itself."""
+    a string holding strict JSON (no NaN or Infinity) that is an object, an array, a number,
+    true, false or null is that document (``json.dumps`` of what a tool returned); every
+    other string (JSON strings included) stays the text it was; a value that is not a
+    string is itself."""
     if not isinstance(sent, str):
         return sent
     try:
@@ -66,7 +67,7 @@ def expected_result(sent: Any) -> Any:
         return sent
     if isinstance(document, dict | list):
         return document
-    if isinstance(document, int | float) and not isinstance(document, bool):
+    if document is None or isinstance(document, int | float):  # bools are ints
         return document
     return sent
 

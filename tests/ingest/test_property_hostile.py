@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tracemine.errors import InputError
 from tracemine.ingest import ingest
 from tracemine.ingest.limits import Limits
 from tracemine.ingest.readers import READERS
@@ -145,9 +146,17 @@ def test_hostile_records_are_stored_or_quarantined(reader: str, data: st.DataObj
         path = Path(tmp) / "hostile.jsonl"
         path.write_text("".join(map(_line, units)))
         db = Path(tmp) / "s.duckdb"
-        report = ingest([path], db, format=reader, limits=Limits(max_record_bytes=CAP))
+        try:
+            report = ingest([path], db, format=reader, limits=Limits(max_record_bytes=CAP))
+        except InputError as exc:
+            # mutated past recognition: a forced reader that finds no call says what the
+            # records look like and stores nothing, a user's mistake and not a crash
+            assert "found no tool calls" in str(exc) and "\n" not in str(exc), exc
+            return
         (f,) = report.files
-        assert f.units_read == len(units)
+        # a file of one line holding a JSON array is an array file: its elements are units
+        one_array = len(units) == 1 and isinstance(units[0], list)
+        assert f.units_read == (len(units[0]) if one_array else len(units))
         assert f.units_read == f.units_stored + f.units_quarantined
         con = duckdb.connect(str(db), read_only=True)
         try:
