@@ -26,6 +26,7 @@ from tracemine.monitor._receipt import Gap, Receipt, RunVerdict, Unevaluated, Vi
 from tracemine.monitor._regex import pattern_refusal
 from tracemine.monitor._replay import CallOutcome, RunReplay, replay
 from tracemine.monitor._run import Run
+from tracemine.monitor._values import set_limits
 from tracemine.monitor.hooks import MonitoredSession, guard
 
 __all__ = [
@@ -46,4 +47,5 @@ __all__ = [
     "pattern_refusal",
     "read_document",
     "replay",
+    "set_limits",
 ]

@@ -19,7 +19,7 @@ from typing import Any
 from tracemine.model.paths import ANY_KEY, MISSING, WILDCARD, Path, parse
 from tracemine.monitor._compile import Compiled, Fail, judge
 from tracemine.monitor._predicates import bulk_predicate, unary_predicate
-from tracemine.monitor._values import NOTHING, getter, is_number, key
+from tracemine.monitor._values import NOTHING, Limits, getter, is_number, key
 
 Found = list[tuple[int, Any]] | None
 
@@ -103,6 +103,12 @@ class _Source:
             array = self._plain(path.root, steps[:cut])
             each = "x" if cut == len(steps) - 1 else f"x.get({steps[-1]!r}, MISSING)"
             where = "" if each == "x" else " if x.__class__ is dict or isinstance(x, dict)"
+            # past the limit the slow path says, contract by contract, what was not judged
+            limits = self.bind("_lim", Limits)
+            self.lines.append(
+                f"    if isinstance({array}, list) and "
+                f"len({array}) > {limits}.max_elements: raise OverflowError"
+            )
             self.lines.append(f"    {name} = [{each} for x in {array}{where}] "
                               f"if isinstance({array}, list) else []")  # fmt: skip
         else:

@@ -21,7 +21,17 @@ from tracemine.monitor._predicates import (
     bulk_predicate,
     unary_predicate,
 )
-from tracemine.monitor._values import NOTHING, getter, is_number, json_type, key, preview, same
+from tracemine.monitor._values import (
+    NOTHING,
+    Limits,
+    TooLarge,
+    getter,
+    is_number,
+    json_type,
+    key,
+    preview,
+    same,
+)
 
 Check = Callable[[Any, Any], "Fail | None"]
 
@@ -208,9 +218,13 @@ def _relational(spec: Spec) -> tuple[Check, str]:
         if kind == "equals" and len(ls) != 1 and len(rs) != 1:
             if len(ls) != len(rs):
                 return Fail(ls, left_path, None, f"{len(ls)} values vs {len(rs)}")
-            matched = list(zip(ls, rs, strict=True))
+            matched: Any = zip(ls, rs, strict=True)
         else:  # every left value against every right value
-            matched = [(x, y) for x in ls for y in rs]
+            if len(ls) * len(rs) > Limits.max_pairs:
+                raise TooLarge(f"too large: {len(ls)} × {len(rs)} value pairs, over the "
+                               f"{Limits.max_pairs} a check compares "
+                               "(tracemine.monitor.set_limits)")  # fmt: skip
+            matched = ((x, y) for x in ls for y in rs)
         for x, y in matched:
             if not judge_pair(x, y):
                 return Fail(x, left_path, None, f"{preview(x, 60)} vs {preview(y, 60)}")

@@ -17,7 +17,7 @@ from tracemine.monitor._load import RUN_LEVEL, ContractLoadError, Spec, parse_do
 from tracemine.monitor._load import read_contracts as _read
 from tracemine.monitor._receipt import Receipt, RunVerdict, Unevaluated, Violation
 from tracemine.monitor._run import CallEntry, Run, RunCheck, compile_run_contract
-from tracemine.monitor._values import NOTHING, json_type, locate, preview, redact
+from tracemine.monitor._values import NOTHING, TooLarge, json_type, locate, preview, redact
 
 _OK_STATUSES = (None, "ok", "unknown")
 _SLOW = object()
@@ -187,7 +187,7 @@ class Monitor:
             return self._check(tool, arguments, result, call_id, run, status)
         except Exception as exc:  # advisory: whatever happens, the agent loop goes on
             reason = f"monitor error ({type(exc).__name__})"
-            return Receipt(str(tool)[:200], _str(call_id), coverage="partial",
+            return Receipt(_str(tool) or "", _str(call_id), coverage="partial",
                            not_evaluated=(Unevaluated("*", "*", reason),))  # fmt: skip
 
     def _check(
@@ -195,10 +195,10 @@ class Monitor:
     ) -> Receipt:
         entry = None
         if isinstance(run, Run):
-            entry = run.observe(call_id, str(tool), args, result, status)
+            entry = run.observe(call_id, _str(tool) or "", args, result, status)
         plan = self._plans.get(tool) if isinstance(tool, str) else None
         if plan is None:
-            return Receipt(str(tool)[:200], _str(call_id))
+            return Receipt(_str(tool) or "", _str(call_id))
         violations: list[Violation] | None = None
         skipped: list[Unevaluated] | None = None
         found: Any = _SLOW
@@ -218,7 +218,7 @@ class Monitor:
                 violation = _violation(compiled, item, args, result, call_id)
                 violations = [*violations, violation] if violations else [violation]
             else:
-                reason = str(item) if isinstance(item, NotEvaluated) else _failure(item)
+                reason = _failure(item)
                 skipped = _skip(skipped, compiled.spec, reason)
         for check in plan.runs:
             violations, skipped = _run_check(check, run, entry, call_id, violations, skipped)
@@ -276,7 +276,14 @@ def _caller_level() -> int:
 
 
 def _str(value: Any) -> str | None:
-    return None if value is None else str(value)[:200]
+    """Text for a receipt of what the caller passed; an object whose ``__str__`` raises
+    is named by its type, so the receipt still comes back."""
+    if value is None:
+        return None
+    try:
+        return str(value)[:200]
+    except Exception:
+        return f"<{type(value).__name__}>"
 
 
 def _evaluate(plan: _Plan, args: Any, result: Any, status: Any) -> list[tuple[int, Any]]:
@@ -299,6 +306,8 @@ def _evaluate(plan: _Plan, args: Any, result: Any, status: Any) -> list[tuple[in
 
 
 def _failure(exc: BaseException) -> str:
+    if isinstance(exc, NotEvaluated | TooLarge):  # they say why themselves
+        return str(exc)
     return f"evaluation failed ({type(exc).__name__})"
 
 

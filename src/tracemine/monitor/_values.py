@@ -64,6 +64,48 @@ def key(value: Any) -> Any:
     return value
 
 
+class Limits:
+    """How much of one result a check walks. Past a limit the contract is reported as not
+    evaluated (too large) instead of spending seconds inside the agent loop. Set with
+    :func:`tracemine.monitor.set_limits`."""
+
+    max_elements = 100_000  # values one contract's path may select from a result
+    max_pairs = 1_000_000  # value pairs one relation with many values on each side compares
+
+
+def set_limits(*, max_elements: int | None = None, max_pairs: int | None = None) -> None:
+    """Change how much of one result a check walks (for every monitor of the process):
+    ``max_elements`` values selected by one contract's path (default 100,000),
+    ``max_pairs`` value pairs compared by one relation (default 1,000,000). Past either,
+    the contract is reported as not evaluated, too large.
+
+    >>> set_limits(max_elements=1_000_000)  # doctest: +SKIP
+    """
+    for name, value in (("max_elements", max_elements), ("max_pairs", max_pairs)):
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        setattr(Limits, name, value)
+
+
+class TooLarge(Exception):
+    """A check would walk past :class:`Limits`; the message says what and how much."""
+
+
+def too_large(path: Path, count: int) -> TooLarge:
+    return TooLarge(
+        f"too large: {path.text} holds {count} values, over the {Limits.max_elements} "
+        "a check walks (tracemine.monitor.set_limits)"
+    )
+
+
+def _capped(path: Path, values: list[Any]) -> list[Any]:
+    if len(values) > Limits.max_elements:
+        raise too_large(path, len(values))
+    return values
+
+
 def getter(path: Path) -> tuple[Getter, bool]:
     """A function ``(args, result) -> value`` for ``path`` and whether it yields a list
     (one value per element under a wildcard) rather than one value. A single value may be
@@ -139,7 +181,7 @@ def _wildcard(path: Path) -> Getter:
     """``prefix[*].suffix`` with a single wildcard; other shapes (maps' ``{*}`` too) use
     :func:`select`."""
     if ANY_KEY in path.steps or path.steps.count(WILDCARD) > 1:
-        return lambda a, r: select(path, a, r)
+        return lambda a, r: _capped(path, select(path, a, r))
     cut = path.steps.index(WILDCARD)
     prefix, suffix = path.steps[:cut], path.steps[cut + 1 :]
     array = _plain(path.root == "args", prefix)
@@ -147,7 +189,11 @@ def _wildcard(path: Path) -> Getter:
 
         def elements(a: Any, r: Any) -> Any:
             v = array(a, r)
-            return v if isinstance(v, list) else []
+            if not isinstance(v, list):
+                return []
+            if len(v) > Limits.max_elements:
+                raise too_large(path, len(v))
+            return v
 
         return elements
     if len(suffix) == 1:
@@ -157,6 +203,8 @@ def _wildcard(path: Path) -> Getter:
             v = array(a, r)
             if not isinstance(v, list):
                 return []
+            if len(v) > Limits.max_elements:
+                raise too_large(path, len(v))
             return [x.get(k, MISSING) for x in v if isinstance(x, dict)]
 
         return field
@@ -166,6 +214,8 @@ def _wildcard(path: Path) -> Getter:
         v = array(a, r)
         if not isinstance(v, list):
             return []
+        if len(v) > Limits.max_elements:
+            raise too_large(path, len(v))
         return [y for y in (inner(None, x) for x in v) if y is not NOTHING]
 
     return nested

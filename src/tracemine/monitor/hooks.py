@@ -51,13 +51,22 @@ def as_json(value: Any) -> Any:
     """A JSON view of what a Python tool returned (pydantic models, dataclasses); the
     value itself is left alone."""
     try:
-        if hasattr(value, "model_dump"):
+        if _is_pydantic(value):
             return value.model_dump(mode="json")
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             return dataclasses.asdict(value)
     except Exception:
         pass
     return value
+
+
+def _is_pydantic(value: Any) -> bool:
+    """A pydantic model, told by its class (pydantic is not imported here): any other
+    object with a ``model_dump`` attribute is the tool's business, not called."""
+    return any(
+        c.__name__ == "BaseModel" and c.__module__.startswith("pydantic")
+        for c in type(value).__mro__
+    )
 
 
 def _arguments(signature: inspect.Signature | None, args: Any, kwargs: Any) -> dict[str, Any]:
