@@ -126,3 +126,23 @@ def test_example_agent_loop_appends_the_note() -> None:
     result_text, note = tool_message["content"].split("\n\n", 1)
     assert result_text == '{"order_id": "#W0000002", "items": []}'
     assert note.startswith("[tracemine] ") and "search_orders" in note
+
+
+def test_the_sdks_own_call_tool_results_are_read_by_their_attributes(monitor) -> None:
+    """The official SDK's ``CallToolResult`` (snake_case attributes since mcp 2): an error
+    is a tool error and structured content is the result, as on the wire."""
+    types = pytest.importorskip("mcp.types")
+    failed = types.CallToolResult.model_validate(
+        {"content": [{"type": "text", "text": "order not found"}], "isError": True}
+    )
+    assert mcp_payload(failed) == ("order not found", "tool_error")
+    session = MonitoredSession(FakeSession(failed), monitor)
+    asyncio.run(session.call_tool("get_order", {"order_id": "#W1"}))
+    assert session.last_receipt.ok and session.last_receipt.coverage == "partial"
+    empty = types.CallToolResult.model_validate(
+        {"content": [], "structuredContent": {"order_id": "#W1", "items": []}}
+    )
+    assert mcp_payload(empty) == ({"order_id": "#W1", "items": []}, "ok")
+    session = MonitoredSession(FakeSession(empty), monitor)
+    asyncio.run(session.call_tool("get_order", {"order_id": "#W1"}))
+    assert not session.last_receipt.ok

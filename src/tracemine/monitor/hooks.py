@@ -165,14 +165,19 @@ def mcp_payload(result: Any) -> tuple[Any, str]:
     (:func:`tracemine.model.result.result_value`), else the blocks themselves. ``isError``
     makes it a ``tool_error``."""
 
-    def field(name: str) -> Any:
-        return result.get(name) if isinstance(result, dict) else getattr(result, name, None)
+    def field(name: str, attribute: str) -> Any:
+        # a dict has the wire's camelCase keys; the SDK's objects, snake_case attributes
+        # since mcp 2 (``is_error``), camelCase before (``isError``)
+        if isinstance(result, dict):
+            return result.get(name)
+        found = getattr(result, attribute, None)
+        return found if found is not None else getattr(result, name, None)
 
-    status = "tool_error" if field("isError") is True else "ok"
-    structured = field("structuredContent")
+    status = "tool_error" if field("isError", "is_error") is True else "ok"
+    structured = field("structuredContent", "structured_content")
     if structured is not None:
         return structured, status
-    blocks = field("content") or []
+    blocks = field("content", "content") or []
     texts = []
     for block in blocks:
         kind = block.get("type") if isinstance(block, dict) else getattr(block, "type", None)

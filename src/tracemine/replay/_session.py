@@ -51,9 +51,16 @@ def dump_result(result: Any) -> str:
     elif isinstance(result, dict):
         data = result
     else:
-        data = {name: getattr(result, name) for name in ("content", "structuredContent",
-                "isError") if getattr(result, name, None) is not None}  # fmt: skip
+        data = {name: _attribute(result, name) for name in ("content", "structuredContent",
+                "isError") if _attribute(result, name) is not None}  # fmt: skip
     return json.dumps(data, ensure_ascii=False, default=str)
+
+
+def _attribute(result: Any, name: str) -> Any:
+    """``structuredContent`` / ``isError`` of an object: snake_case since mcp 2."""
+    snake = {"structuredContent": "structured_content", "isError": "is_error"}.get(name, name)
+    found = getattr(result, snake, None)
+    return found if found is not None else getattr(result, name, None)
 
 
 def load_result(record: dict[str, Any], factory: Callable[[Any], Any] | None) -> Any:
