@@ -99,7 +99,7 @@ def class_header(report: EvaluationReport) -> list[str]:
 def _md(text: str) -> str:
     """Text from traces as Markdown shows it literally: renderers pass HTML through, so a
     tool named ``<img src=x onerror=…>`` would be markup; a newline would end a table row."""
-    return escape(text, quote=False).replace("\r", " ").replace("\n", " ")
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace("\r", " ").replace("\n", " ")
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
