@@ -164,7 +164,7 @@ def cli(*args: str | Path) -> tuple[int, str]:
 
 # each example is seven commands on a fresh store: few of them, more in the longer profiles;
 # no shrinking (minutes for a chain this long; the example and the traceback say enough)
-EXAMPLES = {"ci": 40, "thorough": 200}.get(os.environ.get("TRACEMINE_HYPOTHESIS", ""), 10)
+EXAMPLES = {"ci": 40, "thorough": 200}.get(os.environ.get("TRACEMINE_HYPOTHESIS", ""), 6)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, phases=[Phase.explicit, Phase.generate])
