@@ -10,6 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from tracemine.cli._common import console, err_console, run
+from tracemine.engine.address import CONNECT_TIMEOUT
 from tracemine.errors import InputError
 
 if TYPE_CHECKING:
@@ -25,8 +26,6 @@ SchedulerOption = Annotated[
     typer.Option("--scheduler", metavar="ADDRESS", show_default=False,
                  help="Mine TRACES on the Dask cluster at ADDRESS (tcp://host:8786)."),
 ]  # fmt: skip
-CONNECT_TIMEOUT = 30.0
-"""The engine's default (``tracemine.engine.address``), without importing the engine."""
 ConnectTimeoutOption = Annotated[
     float,
     typer.Option("--join-timeout", metavar="SECONDS",
