@@ -152,9 +152,9 @@ def receipt_attributes(receipt: Receipt) -> dict[str, Any]:
     if receipt.call_id is not None:
         attributes["tracemine.call_id"] = receipt.call_id
     if shown:
-        attributes["tracemine.contract_ids"] = [v.contract_id for v in shown]
-        attributes["tracemine.kinds"] = [v.kind for v in shown]
-        attributes["tracemine.paths"] = [v.path for v in shown]
+        attributes["tracemine.contract_ids"] = tuple(v.contract_id for v in shown)
+        attributes["tracemine.kinds"] = tuple(v.kind for v in shown)
+        attributes["tracemine.paths"] = tuple(v.path for v in shown)
         attributes["tracemine.note"] = receipt.note()
     if receipt.not_evaluated:
         attributes["tracemine.not_evaluated"] = len(receipt.not_evaluated)
