@@ -71,3 +71,25 @@ def test_calls_are_recorded_into_a_run_for_the_gate(monitor: Monitor) -> None:
     assert isinstance(run, Run)
     verdict = monitor.finalize(run)
     assert verdict.complete and verdict.calls == 1
+
+
+def test_a_tool_that_raised_is_checked_as_a_tool_error(monitor: Monitor) -> None:
+    run = monitor.start_run("r1")
+
+    @function_tool(tool_output_guardrails=[monitor_guardrail(monitor, run=run)])
+    def get_order(order_id: str) -> dict[str, Any]:
+        """Look up an order by its id."""
+        raise ConnectionError("orders database unreachable")
+
+    model = ScriptedModel([[function_call("get_order", ARGS, call_id="call_1")],
+                           [assistant_message("done")]])  # fmt: skip
+    agent = Agent(name="support", model=model, tools=[get_order])
+    outcome = asyncio.run(Runner.run(agent, "where is my order?",
+                                     run_config=RunConfig(tracing_disabled=True)))  # fmt: skip
+    (guardrail,) = outcome.tool_output_guardrail_results
+    text = model.calls[1].input[-1]["output"]
+    expected = monitor.check("get_order", ARGS, text, call_id="call_1", status="tool_error")
+    assert guardrail.output.output_info == expected
+    assert expected != monitor.check("get_order", ARGS, text, call_id="call_1")
+    verdict = monitor.finalize(run)
+    assert not verdict.complete and [e.code for e in verdict.errors] == ["execution_error"]

@@ -18,6 +18,11 @@ guardrail's ``output_info``, so it is kept in ``RunResult.tool_output_guardrail_
   recorded evidence stays what the tool returned.
 - ``strict=True``, a contract violated: the output is rejected; the model reads the note
   instead.
+
+A tool that raised answers with the SDK's default error text, which the guardrail checks as
+a tool error (``status="tool_error"``: the result's contracts are not evaluated, and a run
+records the error for the gate); a custom ``failure_error_function``'s text is checked as
+the tool's output.
 """
 
 from __future__ import annotations
@@ -35,11 +40,20 @@ from tracemine.monitor import Monitor, Receipt, Unevaluated
 from tracemine.monitor.hooks import as_json
 
 try:
-    from agents import ToolGuardrailFunctionOutput, ToolOutputGuardrail, ToolOutputGuardrailData
+    from agents import (
+        ToolGuardrailFunctionOutput,
+        ToolOutputGuardrail,
+        ToolOutputGuardrailData,
+        default_tool_error_function,
+    )
 except ImportError:
     raise missing(__name__, "openai-agents", "openai-agents") from None
 
 __all__ = ["guardrail_receipt", "monitor_guardrail"]
+
+# A function tool that raises answers the model with the SDK's default error text, and the
+# output guardrails then see that text as the output: it is a tool error, not a result.
+_SDK_ERROR = default_tool_error_function(None, Exception(""))  # type: ignore[arg-type]
 
 
 def monitor_guardrail(
@@ -75,6 +89,7 @@ def guardrail_receipt(monitor: Monitor, data: Any, run: Any = None) -> Receipt:
     except Exception as exc:  # advisory: a context the SDK shaped otherwise is no reason to fail
         reason = f"tool call not readable ({type(exc).__name__})"
         return Receipt("", coverage="partial", not_evaluated=(Unevaluated("*", "*", reason),))
+    status = "tool_error" if isinstance(output, str) and output.startswith(_SDK_ERROR) else "ok"
     if run is not None:
         run.record_call(call_id, tool, arguments)
-    return monitor.check(tool, arguments, output, call_id=call_id, run=run)
+    return monitor.check(tool, arguments, output, call_id=call_id, run=run, status=status)
