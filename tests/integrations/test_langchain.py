@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from integration_calls import ARGS, BAD, GOOD
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool, ToolException, tool
 
 from tracemine.integrations.langchain import MonitoredTool
 from tracemine.model.result import NOTE_MARK, strip_note
@@ -95,3 +95,19 @@ def test_calls_are_recorded_into_a_run(monitor: Monitor) -> None:
     MonitoredTool(order_tool(GOOD), monitor, agent_run=run).invoke(call())
     verdict = monitor.finalize(run)
     assert verdict.complete and verdict.calls == 1
+
+
+def test_a_tool_error_message_is_checked_as_a_tool_error(monitor: Monitor) -> None:
+    @tool
+    def get_order(order_id: str) -> str:
+        """Look up an order by its id."""
+        raise ToolException("orders database unreachable")
+
+    get_order.handle_tool_error = True  # LangChain answers the model with the error text
+    wrapped = MonitoredTool(get_order, monitor)
+    message = wrapped.invoke(call())
+    assert message.status == "error" and message.content == "orders database unreachable"
+    expected = monitor.check("get_order", ARGS, message.content, call_id="call_1",
+                             status="tool_error")  # fmt: skip
+    assert wrapped.last_receipt == expected
+    assert expected != monitor.check("get_order", ARGS, message.content, call_id="call_1")
