@@ -21,10 +21,11 @@ from typing import Any
 
 from tracemine._atomic import write_atomic
 from tracemine.arms.agent import Agent
+from tracemine.arms.cases_file import load_cases
 from tracemine.arms.cases import is_write, nominal_runs, recovery_tool, suite_cases
 from tracemine.arms.loop import ARMS, ArmSetup, run_case
 from tracemine.arms.report import build_report, write_reports
-from tracemine.arms.world import schedule
+from tracemine.arms.world import live_classes, schedule
 from tracemine.errors import InputError
 from tracemine.faults import parse_classes
 from tracemine.simulate import DOMAINS, OPENAPI_DOCUMENTS, write_openapi, write_traces
@@ -41,6 +42,7 @@ def run_arms(
     agent: Agent,
     suite: str = "commerce",
     tasks: int = 40,
+    cases: str | Path | None = None,
     contracts: str | Path | None = None,
     train_tasks: int = 120,
     faults: str = "structural,semantic",
@@ -56,27 +58,36 @@ def run_arms(
 
     Contracts for the guarded arms are mined from ``train_tasks`` clean tasks of the suite
     that are not cases (as ``tracemine mine --run-level`` mines), unless ``contracts``
-    names a file. ``declared`` adds the arm ``guarded-declared``.
+    names a file. ``declared`` adds the arm ``guarded-declared``. ``cases`` names a file of
+    cases a user wrote (:mod:`tracemine.arms.cases_file`) to run instead of the suite's;
+    their contracts come from ``contracts``.
 
     >>> report = run_arms(out="arms", agent=ScriptedAgent())  # doctest: +SKIP
     >>> report["arms"]["guarded"]["labels"]["unsafe-complete"]  # doctest: +SKIP
     0
     """
     say = progress or (lambda _message: None)
-    if suite not in DOMAINS:
+    if cases is None and suite not in DOMAINS:
         raise InputError(f"--suite: choose one of {', '.join(DOMAINS)} (got {suite!r})")
+    if cases is not None and contracts is None:
+        raise InputError("--cases needs --contracts FILE: there are no training tasks to mine")
     if tasks < 1 or train_tasks < 1 or max_turns < 1:
         raise InputError("--tasks, --train-tasks and --max-turns must be at least 1")
-    if declared and suite not in OPENAPI_DOCUMENTS:
-        raise InputError(f"--declared: the {suite} suite has no declared schema")
-    classes = parse_classes(faults)
+    if declared and (cases is not None or suite not in OPENAPI_DOCUMENTS):
+        raise InputError(f"--declared: only a suite with a declared schema has it "
+                         f"({', '.join(OPENAPI_DOCUMENTS)})")  # fmt: skip
+    classes = live_classes(parse_classes(faults))  # said before any mining
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise InputError(f"{folder}: exists and is not a folder")
+    if cases is not None:
+        chosen = load_cases(cases)
+        suite = f"cases file {Path(cases).name}"
+    else:
+        chosen = suite_cases(suite, tasks, seed)
     folder.mkdir(parents=True, exist_ok=True)
-    say(f"{tasks} cases of the {suite} suite")
-    cases = suite_cases(suite, tasks, seed)
-    names = {t["name"] for case in cases for t in case.tools}
+    say(f"{len(chosen)} cases of the {suite} suite")
+    names = {t["name"] for case in chosen for t in case.tools}
     setups = [ArmSetup("status-only")]
     source, document, db = _guarded_contracts(folder, suite, tasks, train_tasks, seed,
                                               contracts, say)  # fmt: skip
@@ -85,10 +96,10 @@ def run_arms(
         say("declared contracts from the suite's OpenAPI document")
         setups += _guarded(folder, DECLARED_FILE, _declared(folder, suite, db), names,
                            only="guarded-declared")  # fmt: skip
-    plan = schedule(cases, classes, fault_rate, seed)
+    plan = schedule(chosen, classes, fault_rate, seed)
     arm_names = [s.name for s in setups]
-    orders = {c.case_id: _order(arm_names, seed, c.case_id) for c in cases}
-    settings = {"suite": suite, "tasks": tasks, "train_tasks": train_tasks, "faults": faults,
+    orders = {c.case_id: _order(arm_names, seed, c.case_id) for c in chosen}
+    settings = {"suite": suite, "tasks": len(chosen), "train_tasks": train_tasks, "faults": faults,
                 "fault_rate": fault_rate, "seed": seed, "max_turns": max_turns,
                 "agent": agent.name, "model": agent.model, "contracts_source": source,
                 "arms": arm_names}  # fmt: skip
@@ -96,15 +107,15 @@ def run_arms(
         "settings": settings,
         "cases": {c.case_id: {"fault": f.to_dict() if (f := plan[c.case_id]) else None,
                               "arm_order": orders[c.case_id],
-                              "seed": _run_seed(seed, c.case_id)} for c in cases},
+                              "seed": _run_seed(seed, c.case_id)} for c in chosen},
     }, indent=2) + "\n")  # fmt: skip
     write_atomic(folder / "oracle.json", json.dumps(
-        {"cases": {c.case_id: {**c.oracle(), "safe_stop": c.safe_stop} for c in cases}},
+        {"cases": {c.case_id: {**c.oracle(), "safe_stop": c.safe_stop} for c in chosen}},
         indent=2, ensure_ascii=False) + "\n")  # fmt: skip
     lines: dict[str, list[str]] = {name: [] for name in arm_names}
     by_name = {s.name: s for s in setups}
-    for number, case in enumerate(cases, 1):
-        say(f"case {number}/{len(cases)} {case.case_id}: {' → '.join(orders[case.case_id])}")
+    for number, case in enumerate(chosen, 1):
+        say(f"case {number}/{len(chosen)} {case.case_id}: {' → '.join(orders[case.case_id])}")
         for name in orders[case.case_id]:
             record = run_case(case, plan[case.case_id], by_name[name], agent,
                               seed=_run_seed(seed, case.case_id), order=orders[case.case_id],

@@ -105,7 +105,7 @@ def _case(domain: str, task_id: str, good: list[dict[str, Any]]) -> Case:
     request = nominal["instruction"] + (
         "\nAccount: " + ", ".join(f"{k} {v}" for k, v in context.items()) if context else ""
     )
-    plan = _plan(calls, request)
+    steps = plan(calls, request)
     system = SYSTEM_PROMPTS.get(domain, "You are a helpful agent with tools.")
     return Case(
         case_id=task_id,
@@ -118,8 +118,8 @@ def _case(domain: str, task_id: str, good: list[dict[str, Any]]) -> Case:
         nominal=calls,
         expected_calls=_expected(good),
         accepted_claims=[nominal["final_text"]],
-        plan=plan,
-        claim=_claim_template(nominal["final_text"], calls),
+        plan=steps,
+        claim=claim_template(nominal["final_text"], calls),
     )
 
 
@@ -151,7 +151,9 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _plan(calls: list[dict[str, Any]], request: str) -> list[Step]:
+def plan(calls: list[dict[str, Any]], request: str) -> list[Step]:
+    """The scripted agent's plan from a nominal trajectory: each argument a value the
+    request states or the policy picks, or a :class:`Ref` to an earlier turn's result."""
     steps = []
     turns: dict[Any, int] = {}
     for index, call in enumerate(calls):
@@ -167,7 +169,7 @@ def _plan(calls: list[dict[str, Any]], request: str) -> list[Step]:
     return steps
 
 
-def _claim_template(text: str, calls: list[dict[str, Any]]) -> list[str | Ref]:
+def claim_template(text: str, calls: list[dict[str, Any]]) -> list[str | Ref]:
     """The final sentence with every value read from a result replaced by where it came
     from, so the scripted agent states what its own results said."""
     values: dict[str, Ref] = {}
