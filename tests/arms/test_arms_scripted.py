@@ -23,9 +23,12 @@ MAIN_ARMS = ("status-only", "guarded", "guarded-no-recovery")
 
 def tracemine(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tracemine", *args], capture_output=True, text=True,
-        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}, timeout=900,
-    )  # fmt: skip
+        [sys.executable, "-m", "tracemine", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+        timeout=900,
+    )
 
 
 def recomputed_labels(out: Path) -> dict[str, dict[str, str]]:
@@ -38,8 +41,11 @@ def recomputed_labels(out: Path) -> dict[str, dict[str, str]]:
         runs = {run["run_id"]: run for run in traces.runs}
         first = next(iter(runs.values()))["metadata"]
         contracts = first.get("contracts")
-        document = read_document(out / contracts) if contracts else {"schema_version": "1",
-                                                                     "contracts": []}  # fmt: skip
+        document = (
+            read_document(out / contracts)
+            if contracts
+            else {"schema_version": "1", "contracts": []}
+        )
         monitor = Monitor.from_dict(document, include_proposed=True)
         families = {rid: run.get("family") for rid, run in runs.items()}
         labels[arm] = {}
@@ -79,8 +85,9 @@ def check_must_show(out: Path, tasks: int) -> dict[str, Any]:
 @pytest.mark.slow
 def test_commerce_40_scripted_must_show(tmp_path: Path) -> None:
     out = tmp_path / "arms"
-    result = tracemine("arms", "--suite", "commerce", "--tasks", "40", "--agent", "scripted",
-                       "--out", str(out))  # fmt: skip
+    result = tracemine(
+        "arms", "--suite", "commerce", "--tasks", "40", "--agent", "scripted", "--out", str(out)
+    )
     assert result.returncode == 0, result.stderr
     assert "scripted agent" in result.stdout
     report = check_must_show(out, 40)
@@ -92,8 +99,18 @@ def test_commerce_40_scripted_must_show(tmp_path: Path) -> None:
 
 def test_commerce_10_scripted(tmp_path: Path) -> None:
     out = tmp_path / "arms"
-    result = tracemine("arms", "--suite", "commerce", "--tasks", "10", "--train-tasks", "80",
-                       "--out", str(out), "--json")  # fmt: skip
+    result = tracemine(
+        "arms",
+        "--suite",
+        "commerce",
+        "--tasks",
+        "10",
+        "--train-tasks",
+        "80",
+        "--out",
+        str(out),
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     report = check_must_show(out, 10)
     assert json.loads(result.stdout)["arms"] == report["arms"]
@@ -102,8 +119,11 @@ def test_commerce_10_scripted(tmp_path: Path) -> None:
     control = {r["case"]: r for r in faulty if r["arm"] == "guarded-no-recovery"}
     # the recovery tools the receipt names are what the guarded arm recovers with
     assert sum(r["recovery_attempts"] for r in guarded.values()) > 0
-    recovered = [c for c, r in guarded.items() if r["label"] == "complete-correct"
-                 and control[c]["label"] == "safe-incomplete"]  # fmt: skip
+    recovered = [
+        c
+        for c, r in guarded.items()
+        if r["label"] == "complete-correct" and control[c]["label"] == "safe-incomplete"
+    ]
     assert recovered
     html = (out / "report.html").read_text()
     assert "<svg" in html and "http" not in html.replace("http://www.w3.org/2000/svg", "")
@@ -116,8 +136,9 @@ def test_commerce_10_scripted(tmp_path: Path) -> None:
 
 
 def test_completeness_faults_are_refused_in_one_line(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["arms", "--faults", "missing_result",
-                                      "--out", str(tmp_path / "x")])  # fmt: skip
+    result = CliRunner().invoke(
+        app, ["arms", "--faults", "missing_result", "--out", str(tmp_path / "x")]
+    )
     assert result.exit_code == 2
     assert "missing_result" in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
@@ -135,15 +156,29 @@ def test_completeness_faults_are_refused_in_one_line(tmp_path: Path) -> None:
 def test_a_bad_cases_file_is_one_line_naming_the_field(
     tmp_path: Path, change: Any, said: str
 ) -> None:
-    case = {"id": "c1", "request": "Total of #W1?", "tools": [{"name": "get_order"}],
-            "fixtures": [{"tool": "get_order", "arguments": {}, "result": {"total": 1}}],
-            "accepted_claims": ["1"]}  # fmt: skip
+    case = {
+        "id": "c1",
+        "request": "Total of #W1?",
+        "tools": [{"name": "get_order"}],
+        "fixtures": [{"tool": "get_order", "arguments": {}, "result": {"total": 1}}],
+        "accepted_claims": ["1"],
+    }
     change(case)
     cases = tmp_path / "cases.json"
     cases.write_text(json.dumps({"cases": [case]}))
     (tmp_path / "c.json").write_text(json.dumps({"schema_version": "1", "contracts": []}))
-    result = CliRunner().invoke(app, ["arms", "--cases", str(cases), "--contracts",
-                                      str(tmp_path / "c.json"), "--out", str(tmp_path / "o")])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "arms",
+            "--cases",
+            str(cases),
+            "--contracts",
+            str(tmp_path / "c.json"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert said in result.output and str(cases) in " ".join(result.output.split())
     assert len(result.output.strip().splitlines()) <= 2  # one message, wrapped at most once

@@ -6,7 +6,7 @@ fault, in an order drawn per case; every run is written as a trace and the repor
 computed by reading those files back (:mod:`tracemine.arms.report`).
 
 >>> from tracemine.arms import ScriptedAgent, run_arms
->>> report = run_arms(out="arms", suite="commerce", tasks=40, agent=ScriptedAgent())  # doctest: +SKIP
+>>> report = run_arms(out="arms", tasks=40, agent=ScriptedAgent())  # doctest: +SKIP
 >>> report["arms"]["guarded"]["completion"]["rate"]  # doctest: +SKIP
 """
 

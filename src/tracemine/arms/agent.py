@@ -42,11 +42,14 @@ def tool_call_message(calls: list[tuple[str, str, Any]]) -> dict[str, Any]:
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {"id": cid, "type": "function",
-             "function": {"name": tool, "arguments": json.dumps(arguments, ensure_ascii=False)}}
+            {
+                "id": cid,
+                "type": "function",
+                "function": {"name": tool, "arguments": json.dumps(arguments, ensure_ascii=False)},
+            }
             for cid, tool, arguments in calls
         ],
-    }  # fmt: skip
+    }
 
 
 def function_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:

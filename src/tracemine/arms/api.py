@@ -21,9 +21,9 @@ from typing import Any
 
 from tracemine._atomic import write_atomic
 from tracemine.arms.agent import Agent
-from tracemine.arms.cases_file import load_cases
 from tracemine.arms.cases import is_write, nominal_runs, recovery_tool, suite_cases
-from tracemine.arms.loop import ARMS, ArmSetup, run_case
+from tracemine.arms.cases_file import load_cases
+from tracemine.arms.loop import ArmSetup, run_case
 from tracemine.arms.report import build_report, write_reports
 from tracemine.arms.world import live_classes, schedule
 from tracemine.errors import InputError
@@ -74,8 +74,10 @@ def run_arms(
     if tasks < 1 or train_tasks < 1 or max_turns < 1:
         raise InputError("--tasks, --train-tasks and --max-turns must be at least 1")
     if declared and (cases is not None or suite not in OPENAPI_DOCUMENTS):
-        raise InputError(f"--declared: only a suite with a declared schema has it "
-                         f"({', '.join(OPENAPI_DOCUMENTS)})")  # fmt: skip
+        raise InputError(
+            f"--declared: only a suite with a declared schema has it "
+            f"({', '.join(OPENAPI_DOCUMENTS)})"
+        )
     classes = live_classes(parse_classes(faults))  # said before any mining
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
@@ -89,37 +91,72 @@ def run_arms(
     say(f"{len(chosen)} cases of the {suite} suite")
     names = {t["name"] for case in chosen for t in case.tools}
     setups = [ArmSetup("status-only")]
-    source, document, db = _guarded_contracts(folder, suite, tasks, train_tasks, seed,
-                                              contracts, say)  # fmt: skip
+    source, document, db = _guarded_contracts(
+        folder, suite, tasks, train_tasks, seed, contracts, say
+    )
     setups += _guarded(folder, GUARDED_FILE, document, names)
     if declared:
         say("declared contracts from the suite's OpenAPI document")
-        setups += _guarded(folder, DECLARED_FILE, _declared(folder, suite, db), names,
-                           only="guarded-declared")  # fmt: skip
+        setups += _guarded(
+            folder, DECLARED_FILE, _declared(folder, suite, db), names, only="guarded-declared"
+        )
     plan = schedule(chosen, classes, fault_rate, seed)
     arm_names = [s.name for s in setups]
     orders = {c.case_id: _order(arm_names, seed, c.case_id) for c in chosen}
-    settings = {"suite": suite, "tasks": len(chosen), "train_tasks": train_tasks, "faults": faults,
-                "fault_rate": fault_rate, "seed": seed, "max_turns": max_turns,
-                "agent": agent.name, "model": agent.model, "contracts_source": source,
-                "arms": arm_names}  # fmt: skip
-    write_atomic(folder / "schedule.json", json.dumps({
-        "settings": settings,
-        "cases": {c.case_id: {"fault": f.to_dict() if (f := plan[c.case_id]) else None,
-                              "arm_order": orders[c.case_id],
-                              "seed": _run_seed(seed, c.case_id)} for c in chosen},
-    }, indent=2) + "\n")  # fmt: skip
-    write_atomic(folder / "oracle.json", json.dumps(
-        {"cases": {c.case_id: {**c.oracle(), "safe_stop": c.safe_stop} for c in chosen}},
-        indent=2, ensure_ascii=False) + "\n")  # fmt: skip
+    settings = {
+        "suite": suite,
+        "tasks": len(chosen),
+        "train_tasks": train_tasks,
+        "faults": faults,
+        "fault_rate": fault_rate,
+        "seed": seed,
+        "max_turns": max_turns,
+        "agent": agent.name,
+        "model": agent.model,
+        "contracts_source": source,
+        "arms": arm_names,
+    }
+    write_atomic(
+        folder / "schedule.json",
+        json.dumps(
+            {
+                "settings": settings,
+                "cases": {
+                    c.case_id: {
+                        "fault": f.to_dict() if (f := plan[c.case_id]) else None,
+                        "arm_order": orders[c.case_id],
+                        "seed": _run_seed(seed, c.case_id),
+                    }
+                    for c in chosen
+                },
+            },
+            indent=2,
+        )
+        + "\n",
+    )
+    write_atomic(
+        folder / "oracle.json",
+        json.dumps(
+            {"cases": {c.case_id: {**c.oracle(), "safe_stop": c.safe_stop} for c in chosen}},
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n",
+    )
     lines: dict[str, list[str]] = {name: [] for name in arm_names}
     by_name = {s.name: s for s in setups}
     for number, case in enumerate(chosen, 1):
         say(f"case {number}/{len(chosen)} {case.case_id}: {' → '.join(orders[case.case_id])}")
         for name in orders[case.case_id]:
-            record = run_case(case, plan[case.case_id], by_name[name], agent,
-                              seed=_run_seed(seed, case.case_id), order=orders[case.case_id],
-                              max_turns=max_turns)  # fmt: skip
+            record = run_case(
+                case,
+                plan[case.case_id],
+                by_name[name],
+                agent,
+                seed=_run_seed(seed, case.case_id),
+                order=orders[case.case_id],
+                max_turns=max_turns,
+            )
             lines[name].append(dump_line(record))
     (folder / "traces").mkdir(exist_ok=True)
     for name, written in lines.items():
@@ -131,9 +168,14 @@ def run_arms(
 
 
 def _guarded_contracts(
-    folder: Path, suite: str, tasks: int, train_tasks: int, seed: int,
-    contracts: str | Path | None, say: Progress,
-) -> tuple[str, dict[str, Any], Path | None]:  # fmt: skip
+    folder: Path,
+    suite: str,
+    tasks: int,
+    train_tasks: int,
+    seed: int,
+    contracts: str | Path | None,
+    say: Progress,
+) -> tuple[str, dict[str, Any], Path | None]:
     """The guarded arms' contract document, where it came from, and the training store."""
     if contracts is not None:
         from tracemine.monitor import read_document
@@ -150,7 +192,8 @@ def _guarded_contracts(
     say(f"mine contracts on {train_tasks} clean training tasks ({len(runs)} runs)")
     ingest([traces], db)
     mined = mine(db, seed=seed, run_level=True)
-    source = f"mined on {train_tasks} training tasks ({suite} tasks {tasks}-{tasks + train_tasks - 1})"
+    last = tasks + train_tasks - 1
+    source = f"mined on {train_tasks} training tasks ({suite} tasks {tasks}-{last})"
     return source, mined.model_dump(mode="json", exclude_none=True), db
 
 
@@ -178,8 +221,10 @@ def _guarded(
     monitor = Monitor.from_dict(document, include_proposed=True, origin=str(path))
     if only:
         return [ArmSetup(only, monitor, True, name)]
-    return [ArmSetup("guarded", monitor, True, name),
-            ArmSetup("guarded-no-recovery", monitor, False, name)]  # fmt: skip
+    return [
+        ArmSetup("guarded", monitor, True, name),
+        ArmSetup("guarded-no-recovery", monitor, False, name),
+    ]
 
 
 def with_recovery(document: dict[str, Any], tools: set[str]) -> dict[str, Any]:
@@ -190,9 +235,9 @@ def with_recovery(document: dict[str, Any], tools: set[str]) -> dict[str, Any]:
     for item in out.get("contracts", []):
         if not isinstance(item, dict) or (item.get("recovery") or {}).get("tools"):
             continue
-        params = item.get("params") if isinstance(item.get("params"), dict) else {}
-        source = params.get("from_tool") or (params.get("tool") if item.get("kind") ==
-                                              "requires_prior" else None) or item.get("tool")  # fmt: skip
+        params: dict[str, Any] = item["params"] if isinstance(item.get("params"), dict) else {}
+        prior = params.get("tool") if item.get("kind") == "requires_prior" else None
+        source = params.get("from_tool") or prior or item.get("tool")
         named = recovery_tool(str(source))
         if not is_write(str(source)) and named in tools:
             item["recovery"] = {"tools": [named], "hint": ""}

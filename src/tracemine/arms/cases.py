@@ -113,8 +113,11 @@ def _case(domain: str, task_id: str, good: list[dict[str, Any]]) -> Case:
         system=system,
         request=request,
         tools=manifest(calls),
-        fixtures=[{"tool": c["tool"], "arguments": c["arguments"], "result": c["result"]}
-                  for r in good for c in trajectory(r)],  # fmt: skip
+        fixtures=[
+            {"tool": c["tool"], "arguments": c["arguments"], "result": c["result"]}
+            for r in good
+            for c in trajectory(r)
+        ],
         nominal=calls,
         expected_calls=_expected(good),
         accepted_claims=[nominal["final_text"]],
@@ -205,9 +208,11 @@ def _expected(good: list[dict[str, Any]]) -> list[dict[str, Any]]:
             arguments = {
                 name: value
                 for name, value in (call.get("arguments") or {}).items()
-                if all(any(_text(c.get("arguments", {}).get(name)) == _text(value) for c in m)
-                       for m in matches)
-            }  # fmt: skip
+                if all(
+                    any(_text(c.get("arguments", {}).get(name)) == _text(value) for c in m)
+                    for m in matches
+                )
+            }
             wanted = {"tool": call["tool"], "arguments": arguments}
             if wanted not in expected:
                 expected.append(wanted)
@@ -230,18 +235,22 @@ def manifest(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for tool, params in shapes.items():
         schema = {
             "type": "object",
-            "properties": {name: {"type": sorted(types)[0] if len(types) == 1 else sorted(types)}
-                           for name, types in params.items()},  # fmt: skip
+            "properties": {
+                name: {"type": sorted(types)[0] if len(types) == 1 else sorted(types)}
+                for name, types in params.items()
+            },
             "required": sorted(params),
         }
         tools.append({"name": tool, "description": f"The {tool} tool.", "parameters": schema})
         if not is_write(tool):
-            tools.append({
-                "name": recovery_tool(tool),
-                "description": f"Drop the cached {tool} answer for these arguments, so the "
-                f"next {tool} call reads the record afresh.",
-                "parameters": schema,
-            })  # fmt: skip
+            tools.append(
+                {
+                    "name": recovery_tool(tool),
+                    "description": f"Drop the cached {tool} answer for these arguments, so the "
+                    f"next {tool} call reads the record afresh.",
+                    "parameters": schema,
+                }
+            )
     return tools
 
 
@@ -277,4 +286,3 @@ def resolve(value: Any, results: list[Any]) -> tuple[bool, Any]:
     if isinstance(found, dict | list):
         return False, None
     return True, found
-

@@ -87,31 +87,55 @@ def load_cases(path: str | Path) -> list[Case]:
             raise InputError(f"{file}: cases[{number}].id: {raw.id!r} is used twice")
         seen.add(raw.id)
         names = {t.name for t in raw.tools}
-        for field, items in (("fixtures", raw.fixtures), ("expected_calls", raw.expected_calls)):
-            for index, item in enumerate(items):
-                if item.tool not in names:
-                    raise InputError(f"{file}: cases[{number}].{field}[{index}].tool: "
-                                     f"{item.tool!r} is not among the case's tools")  # fmt: skip
+        listed = [
+            ("fixtures", [f.tool for f in raw.fixtures]),
+            ("expected_calls", [e.tool for e in raw.expected_calls]),
+        ]
+        for field, tools in listed:
+            for index, tool in enumerate(tools):
+                if tool not in names:
+                    raise InputError(
+                        f"{file}: cases[{number}].{field}[{index}].tool: "
+                        f"{tool!r} is not among the case's tools"
+                    )
         cases.append(_to_case(raw))
     return cases
 
 
 def _to_case(raw: _Case) -> Case:
-    calls = [{"seq": i, "turn": i, "call_id": f"fixture_{i}", "tool": f.tool, "status": "ok",
-              "arguments": f.arguments, "result": f.result}
-             for i, f in enumerate(raw.fixtures)]  # fmt: skip
+    calls = [
+        {
+            "seq": i,
+            "turn": i,
+            "call_id": f"fixture_{i}",
+            "tool": f.tool,
+            "status": "ok",
+            "arguments": f.arguments,
+            "result": f.result,
+        }
+        for i, f in enumerate(raw.fixtures)
+    ]
     tools = [t.model_dump() for t in raw.tools]
     names = {t["name"] for t in tools}
     for tool in list(tools):
         named = recovery_tool(tool["name"])
         if not is_write(tool["name"]) and named not in names:
-            tools.append({"name": named, "parameters": tool["parameters"],
-                          "description": f"Drop the cached {tool['name']} answer for these "
-                          f"arguments, so the next {tool['name']} call reads it afresh."})  # fmt: skip
+            what = (
+                f"Drop the cached {tool['name']} answer for these arguments, so the next "
+                f"{tool['name']} call reads it afresh."
+            )
+            tools.append({"name": named, "parameters": tool["parameters"], "description": what})
     return Case(
-        case_id=raw.id, family=raw.family, system=raw.system, request=raw.request,
-        tools=tools, fixtures=[f.model_dump() for f in raw.fixtures], nominal=calls,
+        case_id=raw.id,
+        family=raw.family,
+        system=raw.system,
+        request=raw.request,
+        tools=tools,
+        fixtures=[f.model_dump() for f in raw.fixtures],
+        nominal=calls,
         expected_calls=[e.model_dump() for e in raw.expected_calls],
-        accepted_claims=raw.accepted_claims, safe_stop=raw.safe_stop,
-        plan=plan(calls, raw.request), claim=claim_template(raw.accepted_claims[0], calls),
-    )  # fmt: skip
+        accepted_claims=raw.accepted_claims,
+        safe_stop=raw.safe_stop,
+        plan=plan(calls, raw.request),
+        claim=claim_template(raw.accepted_claims[0], calls),
+    )

@@ -27,7 +27,7 @@ ARMS = ("status-only", "guarded", "guarded-no-recovery", "guarded-declared")
 CLEAN = "clean"
 _INSTRUCTIONS = (
     " When you are done, state the outcome in one sentence. If you cannot complete the task "
-    "with results you can trust, say so, starting with: \"{stop}\"."
+    'with results you can trust, say so, starting with: "{stop}".'
 )
 
 
@@ -91,23 +91,39 @@ def run_case(
             reported = "incomplete"
             missing = [g.message for g in verdict.gaps] + [v.describe() for v in verdict.violations]
     metadata = {
-        "arm": arm.name, "case": case.case_id, "fault": fault.to_dict() if fault else None,
+        "arm": arm.name,
+        "case": case.case_id,
+        "fault": fault.to_dict() if fault else None,
         "fault_class": fault.fault_class if fault else CLEAN,
-        "agent": agent.name, "model": agent.model, "seed": seed,
-        "temperature": details.get("temperature"), "endpoint": details,
-        "arm_order": order, "arm_position": order.index(arm.name),
-        "contracts": arm.contracts, "agent_end": end, "reported": reported,
-        "missing": missing, "final_text": final, "tokens": tokens,
+        "agent": agent.name,
+        "model": agent.model,
+        "seed": seed,
+        "temperature": details.get("temperature"),
+        "endpoint": details,
+        "arm_order": order,
+        "arm_position": order.index(arm.name),
+        "contracts": arm.contracts,
+        "agent_end": end,
+        "reported": reported,
+        "missing": missing,
+        "final_text": final,
+        "tokens": tokens,
         "latency_ms": round((time.perf_counter() - started) * 1000.0, 3),
-    }  # fmt: skip
-    return {"run_id": run_id, "task_id": case.case_id, "trial": 0, "family": case.family,
-            "metadata": metadata, "messages": messages}  # fmt: skip
+    }
+    return {
+        "run_id": run_id,
+        "task_id": case.case_id,
+        "trial": 0,
+        "family": case.family,
+        "metadata": metadata,
+        "messages": messages,
+    }
 
 
 def _answer(call: dict[str, Any], world: ToolWorld, arm: ArmSetup, run: Any) -> dict[str, Any]:
     """The tool message for one call: malformed JSON arguments are a tool error the agent
     sees (and the trace keeps the raw text)."""
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
     call_id = str(call.get("id"))
     tool = str(function.get("name"))
     raw = function.get("arguments")
@@ -115,16 +131,21 @@ def _answer(call: dict[str, Any], world: ToolWorld, arm: ArmSetup, run: Any) -> 
         arguments = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError as exc:
         arguments = None
-        content = json.dumps({"error": {"code": "invalid_arguments",
-                                        "message": f"arguments are not valid JSON: {exc}"}})
-        status = "tool_error"  # fmt: skip
+        content = json.dumps(
+            {
+                "error": {
+                    "code": "invalid_arguments",
+                    "message": f"arguments are not valid JSON: {exc}",
+                }
+            }
+        )
+        status = "tool_error"
     else:
         content, status = world.call(tool, arguments)
     monitor = arm.monitor
     if monitor is not None:
         run.record_call(call_id, tool, arguments)
-        receipt = monitor.check(tool, arguments, content, call_id=call_id, run=run,
-                                status=status)  # fmt: skip
+        receipt = monitor.check(tool, arguments, content, call_id=call_id, run=run, status=status)
         if not arm.recovery:
             receipt = dataclasses.replace(receipt, recovery_tools=())
         content = receipt.annotate(content)

@@ -80,7 +80,10 @@ class OpenAIAgent:
         kept = {"role": "assistant", "content": message.get("content")}
         if message.get("tool_calls"):
             kept["tool_calls"] = message["tool_calls"]
-        details = {"model": data.get("model"), "seed": self.seed,
-                   "temperature": self.temperature,
-                   "system_fingerprint": data.get("system_fingerprint")}  # fmt: skip
+        details = {
+            "model": data.get("model"),
+            "seed": self.seed,
+            "temperature": self.temperature,
+            "system_fingerprint": data.get("system_fingerprint"),
+        }
         return Reply(kept, tokens if isinstance(tokens, int) else None, details)

@@ -56,9 +56,11 @@ def label_runs(folder: str | Path) -> list[dict[str, Any]]:
         replays = {}
         for contracts, calls in by_file.items():
             if contracts not in monitors:
+                assert contracts is not None  # the status-only monitor is there from the start
                 document = read_document(root / contracts)
-                monitors[contracts] = Monitor.from_dict(document, include_proposed=True,
-                                                        origin=contracts)  # fmt: skip
+                monitors[contracts] = Monitor.from_dict(
+                    document, include_proposed=True, origin=contracts
+                )
             families = {rid: run.get("family") for rid, run in runs.items()}
             for replayed in replay(monitors[contracts], calls, families=families):
                 replays[replayed.run_id] = replayed
@@ -68,9 +70,13 @@ def label_runs(folder: str | Path) -> list[dict[str, Any]]:
 
 
 def _row(
-    arm: str, run: dict[str, Any], replayed: Any, oracle: dict[str, Any], guarded: bool,
+    arm: str,
+    run: dict[str, Any],
+    replayed: Any,
+    oracle: dict[str, Any],
+    guarded: bool,
     calls: list[dict[str, Any]],
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     meta = run.get("metadata") or {}
     from tracemine.monitor import RunReplay
 
@@ -88,13 +94,20 @@ def _row(
         attempts += call["tool"].startswith("refresh_") or key in seen
         seen.add(key)
     return {
-        "run_id": run["run_id"], "case": meta.get("case"), "arm": arm,
-        "fault_class": meta.get("fault_class") or CLEAN, "label": label, "detail": detail,
+        "run_id": run["run_id"],
+        "case": meta.get("case"),
+        "arm": arm,
+        "fault_class": meta.get("fault_class") or CLEAN,
+        "label": label,
+        "detail": detail,
         "reported": "done" if claimed and gate else "incomplete",
-        "recorded_as": meta.get("reported"), "calls": len(mine), "recovery_attempts": attempts,
-        "tokens": meta.get("tokens"), "latency_ms": meta.get("latency_ms"),
+        "recorded_as": meta.get("reported"),
+        "calls": len(mine),
+        "recovery_attempts": attempts,
+        "tokens": meta.get("tokens"),
+        "latency_ms": meta.get("latency_ms"),
         "arm_position": meta.get("arm_position"),
-    }  # fmt: skip
+    }
 
 
 def build_report(folder: str | Path) -> dict[str, Any]:
@@ -109,9 +122,11 @@ def build_report(folder: str | Path) -> dict[str, Any]:
             continue
         entry = _summary(mine)
         classes = sorted({r["fault_class"] for r in mine} - {CLEAN})
-        groups = {CLEAN: [r for r in mine if r["fault_class"] == CLEAN],
-                  FAULTY: [r for r in mine if r["fault_class"] != CLEAN],
-                  **{c: [r for r in mine if r["fault_class"] == c] for c in classes}}  # fmt: skip
+        groups = {
+            CLEAN: [r for r in mine if r["fault_class"] == CLEAN],
+            FAULTY: [r for r in mine if r["fault_class"] != CLEAN],
+            **{c: [r for r in mine if r["fault_class"] == c] for c in classes},
+        }
         entry["by_fault"] = {group: _summary(runs) for group, runs in groups.items() if runs}
         arms[name] = entry
     return {
@@ -143,12 +158,16 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "intervals": {label: _rate(k, n) for label, k in labels.items()},
         "completion": _rate(labels["complete-correct"], n),
         "false_completion": _rate(wrong, n),
-        "recovery_attempts": {"total": sum(r["recovery_attempts"] for r in rows),
-                              "runs_with_any": sum(r["recovery_attempts"] > 0 for r in rows)},
+        "recovery_attempts": {
+            "total": sum(r["recovery_attempts"] for r in rows),
+            "runs_with_any": sum(r["recovery_attempts"] > 0 for r in rows),
+        },
         "tokens_per_run": statistics.fmean(tokens) if tokens else None,
-        "latency_ms_per_run": {"mean": statistics.fmean(latency) if latency else None,
-                               "median": statistics.median(latency) if latency else None},
-    }  # fmt: skip
+        "latency_ms_per_run": {
+            "mean": statistics.fmean(latency) if latency else None,
+            "median": statistics.median(latency) if latency else None,
+        },
+    }
 
 
 def _rate(k: int, n: int) -> dict[str, Any]:
@@ -172,10 +191,19 @@ def _paired(rows: list[dict[str, Any]], a: str, b: str) -> list[dict[str, Any]]:
             second = sum(test(by[(b, c)]) and not test(by[(a, c)]) for c in cases)
             discordant = first + second
             p = binomtest(first, discordant, 0.5).pvalue if discordant else 1.0
-            out.append({"arm": a, "versus": b, "cases": subset, "outcome": outcome,
-                        "n": len(cases), "only_arm": first, "only_versus": second,
-                        "difference": (first - second) / len(cases) if cases else None,
-                        "p_value": float(p)})  # fmt: skip
+            out.append(
+                {
+                    "arm": a,
+                    "versus": b,
+                    "cases": subset,
+                    "outcome": outcome,
+                    "n": len(cases),
+                    "only_arm": first,
+                    "only_versus": second,
+                    "difference": (first - second) / len(cases) if cases else None,
+                    "p_value": float(p),
+                }
+            )
     return out
 
 

@@ -62,9 +62,8 @@ class ScriptedAgent:
         self._read(state, messages)
         if state.stop is not None:
             return Reply({"role": "assistant", "content": state.stop})
-        if not state.queue and not state.waiting:
-            if not self._advance(state):
-                return Reply({"role": "assistant", "content": self._claim(state)})
+        if not state.queue and not state.waiting and not self._advance(state):
+            return Reply({"role": "assistant", "content": self._claim(state)})
         if state.stop is not None:
             return Reply({"role": "assistant", "content": state.stop})
         batch = state.queue.pop(0)
@@ -83,7 +82,7 @@ class ScriptedAgent:
                 continue
             content = message.get("content")
             text = content if isinstance(content, str) else ""
-            note = text[text.find(NOTE_MARK):] if NOTE_MARK in text else ""
+            note = text[text.find(NOTE_MARK) :] if NOTE_MARK in text else ""
             value = result_value(text)
             failed = isinstance(value, dict) and is_error_payload(value)
             if not note and not failed:
@@ -100,8 +99,12 @@ class ScriptedAgent:
                 return
             recovery = _recovery_tools(note)
             if recovery:
-                state.queue.append([(tool, dict(arguments), _Pending(pending.step, "refresh"))
-                                    for tool in recovery])  # fmt: skip
+                state.queue.append(
+                    [
+                        (tool, dict(arguments), _Pending(pending.step, "refresh"))
+                        for tool in recovery
+                    ]
+                )
             state.queue.append([(step.tool, arguments, _Pending(pending.step, "step"))])
 
     def _advance(self, state: _State) -> bool:
@@ -148,5 +151,5 @@ def _recovery_tools(note: str) -> list[str]:
     at = note.find(_RECOVERY)
     if at < 0:
         return []
-    listed = note[at + len(_RECOVERY):].split(".", 1)[0]
+    listed = note[at + len(_RECOVERY) :].split(".", 1)[0]
     return [name.strip() for name in listed.split(",") if name.strip()]

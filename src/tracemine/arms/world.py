@@ -38,8 +38,14 @@ class ScheduledFault:
     detail: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"class": self.fault_class, "group": self.group, "tool": self.tool,
-                "arguments": self.arguments, "path": self.path, "detail": self.detail}  # fmt: skip
+        return {
+            "class": self.fault_class,
+            "group": self.group,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "path": self.path,
+            "detail": self.detail,
+        }
 
 
 def live_classes(classes: list[FaultClass]) -> list[FaultClass]:
@@ -65,9 +71,14 @@ def schedule(
     for record in records:
         call = by_run[record.run_id]["calls"][record.seq or 0]
         out[record.run_id] = ScheduledFault(
-            record.fault_class.value, record.group, record.tool, copy.deepcopy(call["arguments"]),
-            copy.deepcopy(call["result"]), record.path, record.detail,
-        )  # fmt: skip
+            record.fault_class.value,
+            record.group,
+            record.tool,
+            copy.deepcopy(call["arguments"]),
+            copy.deepcopy(call["result"]),
+            record.path,
+            record.detail,
+        )
     return out
 
 
@@ -92,14 +103,19 @@ class ToolWorld:
         fault = self.fault
         if tool.startswith("refresh_"):
             target = tool.removeprefix("refresh_")
-            if fault is not None and recovery_tool(fault.tool) == tool and (
-                canonical(arguments) == canonical(fault.arguments)
-            ):  # fmt: skip
+            if (
+                fault is not None
+                and recovery_tool(fault.tool) == tool
+                and (canonical(arguments) == canonical(fault.arguments))
+            ):
                 self.cached = False
             return _content({"refreshed": True, "tool": target}), "ok"
-        if fault is not None and self.cached and tool == fault.tool and (
-            canonical(arguments) == canonical(fault.arguments)
-        ):  # fmt: skip
+        if (
+            fault is not None
+            and self.cached
+            and tool == fault.tool
+            and (canonical(arguments) == canonical(fault.arguments))
+        ):
             return _content(fault.result), "ok"
         return _content(self._fixture(tool, arguments)), "ok"
 
@@ -111,6 +127,7 @@ class ToolWorld:
         for fixture in same:
             if canonical(fixture["arguments"]) == want:
                 return copy.deepcopy(fixture["result"])
+
         # arguments no fixture had: the closest record, its echoed arguments replaced, as
         # a service would answer a write it was told to make
         def overlap(fixture: dict[str, Any]) -> int:
