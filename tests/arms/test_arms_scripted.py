@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,7 @@ def check_must_show(out: Path, tasks: int) -> dict[str, Any]:
         assert set(report["arms"][arm]["labels"]) == set(LABELS)
         assert report["arms"][arm]["runs"] == tasks
     assert report["arms"]["guarded"]["labels"]["unsafe-complete"] == 0
+    assert report["mismatches"] == []  # what each run recorded is what its files say
     labels = recomputed_labels(out)
     for arm in MAIN_ARMS:
         counts = {label: list(labels[arm].values()).count(label) for label in LABELS}
@@ -126,7 +128,9 @@ def test_commerce_10_scripted(tmp_path: Path) -> None:
     ]
     assert recovered
     html = (out / "report.html").read_text()
-    assert "<svg" in html and "http" not in html.replace("http://www.w3.org/2000/svg", "")
+    assert "http" not in html.replace("http://www.w3.org/2000/svg", "")  # nothing fetched
+    svg = ET.fromstring(html[html.index("<svg") : html.index("</svg>") + 6])
+    assert len(svg.findall("{http://www.w3.org/2000/svg}rect")) > len(report["arms"])
     # every arm of a case ran in a recorded order, with one seed for the case
     orders = json.loads((out / "schedule.json").read_text())["cases"]
     for run in read_traces(out / "traces" / "guarded.jsonl").runs:

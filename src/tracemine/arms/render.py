@@ -222,6 +222,8 @@ def html(report: dict[str, Any]) -> str:
             note if scripted else "",
             "<h2>Arms</h2>",
             plot(report),
+            "<p>Bars: share of each arm's runs by label. Whisker: the Wilson 95% interval of "
+            "completion (complete-correct).</p>",
             _html_table(ARM_HEADER, _arm_rows(report["arms"])),
             "<h2>Per fault class</h2>",
             _html_table(
