@@ -70,6 +70,7 @@ def check_must_show(out: Path, tasks: int) -> dict[str, Any]:
         assert report["arms"][arm]["runs"] == tasks
     assert report["arms"]["guarded"]["labels"]["unsafe-complete"] == 0
     assert report["mismatches"] == []  # what each run recorded is what its files say
+    assert set(report["quarantined"].values()) == {0}  # every line of every trace was read
     labels = recomputed_labels(out)
     for arm in MAIN_ARMS:
         counts = {label: list(labels[arm].values()).count(label) for label in LABELS}

@@ -21,7 +21,7 @@ from tracemine.check import LABELS, label_run
 from tracemine.errors import InputError
 from tracemine.evaluate.model import wilson
 from tracemine.ingest import read_traces
-from tracemine.monitor import Monitor, read_document, replay
+from tracemine.monitor import Monitor, RunReplay, read_document, replay
 
 PAIRS = (
     ("guarded", "status-only"),
@@ -34,59 +34,73 @@ FAULTY = "faulty"
 
 def label_runs(folder: str | Path) -> list[dict[str, Any]]:
     """Every run of an experiment folder, read back from ``traces/`` and labelled."""
-    root = Path(folder)
+    return _read(Path(folder))[0]
+
+
+def _read(root: Path) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The labelled runs, and per arm the trace lines the reader quarantined."""
     oracle = _json(root / "oracle.json")["cases"]
     monitors: dict[str | None, Monitor] = {None: Monitor([])}
     rows = []
+    quarantined: dict[str, int] = {}
     for name in ARMS:
         path = root / "traces" / f"{name}.jsonl"
         if not path.is_file():
             continue
         traces = read_traces(path, "openai_chat")
+        quarantined[name] = len(traces.quarantined)
         runs = {run["run_id"]: run for run in traces.runs}
         guarded = name != "status-only"
-        by_file: dict[str | None, list[dict[str, Any]]] = {}
+        files = {
+            rid: (run.get("metadata") or {}).get("contracts") if guarded else None
+            for rid, run in runs.items()
+        }
+        by_run: dict[str, list[dict[str, Any]]] = {rid: [] for rid in runs}
         for call in traces.calls:
-            meta = runs[call["run_id"]].get("metadata") or {}
-            by_file.setdefault(meta.get("contracts") if guarded else None, []).append(call)
-        # a run whose calls never came back still has its row
-        for run in runs.values():
-            meta = run.get("metadata") or {}
-            by_file.setdefault(meta.get("contracts") if guarded else None, [])
-        replays = {}
-        for contracts, calls in by_file.items():
-            if contracts not in monitors:
-                assert contracts is not None  # the status-only monitor is there from the start
-                document = read_document(root / contracts)
-                monitors[contracts] = Monitor.from_dict(
-                    document, include_proposed=True, origin=contracts
-                )
-            families = {rid: run.get("family") for rid, run in runs.items()}
-            for replayed in replay(monitors[contracts], calls, families=families):
-                replays[replayed.run_id] = replayed
+            by_run[call["run_id"]].append(call)
+        families = {rid: run.get("family") for rid, run in runs.items()}
         for run_id, run in runs.items():
-            rows.append(_row(name, run, replays.get(run_id), oracle, guarded, traces.calls))
-    return rows
+            monitor = _monitor(monitors, root, files[run_id])
+            found = replay(monitor, by_run[run_id], families=families)
+            # a run that made no call is still finalized: its gate sees nothing answered
+            replayed = (
+                found[0]
+                if found
+                else RunReplay(
+                    run_id,
+                    verdict=monitor.finalize(
+                        monitor.start_run(run_id, family=run.get("family"), declared=True)
+                    ),
+                )
+            )
+            rows.append(_row(name, run, replayed, oracle, guarded, by_run[run_id]))
+    return rows, quarantined
+
+
+def _monitor(monitors: dict[str | None, Monitor], root: Path, contracts: str | None) -> Monitor:
+    """The monitor on a contract file a run names (read once per file)."""
+    if contracts not in monitors:
+        assert contracts is not None  # the status-only monitor is there from the start
+        document = read_document(root / contracts)
+        monitors[contracts] = Monitor.from_dict(document, include_proposed=True, origin=contracts)
+    return monitors[contracts]
 
 
 def _row(
     arm: str,
     run: dict[str, Any],
-    replayed: Any,
+    replayed: RunReplay,
     oracle: dict[str, Any],
     guarded: bool,
     calls: list[dict[str, Any]],
 ) -> dict[str, Any]:
     meta = run.get("metadata") or {}
-    from tracemine.monitor import RunReplay
-
-    replayed = replayed or RunReplay(run["run_id"])
     claimed = meta.get("agent_end") == "done"
     gate = True
     if guarded:
         gate = replayed.verdict.ok if replayed.verdict is not None else True
     label, detail = label_run(replayed, run, oracle.get(str(meta.get("case"))), claimed and gate)
-    mine = sorted((c for c in calls if c["run_id"] == run["run_id"]), key=lambda c: c["seq"])
+    mine = sorted(calls, key=lambda c: c["seq"])
     seen: set[str] = set()
     attempts = 0
     for call in mine:
@@ -114,7 +128,7 @@ def build_report(folder: str | Path) -> dict[str, Any]:
     """The report of an experiment folder (see the module docstring)."""
     root = Path(folder)
     settings = _json(root / "schedule.json").get("settings", {})
-    rows = label_runs(root)
+    rows, quarantined = _read(root)
     arms: dict[str, Any] = {}
     for name in ARMS:
         mine = [r for r in rows if r["arm"] == name]
@@ -135,6 +149,7 @@ def build_report(folder: str | Path) -> dict[str, Any]:
         "arms": arms,
         "paired": [p for a, b in PAIRS if a in arms and b in arms for p in _paired(rows, a, b)],
         "mismatches": [r["run_id"] for r in rows if r["recorded_as"] != r["reported"]],
+        "quarantined": quarantined,
         "definitions": {
             "completion": "complete-correct runs / runs",
             "false_completion": "(unsafe-complete + complete-wrong) runs / runs",
