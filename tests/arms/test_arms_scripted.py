@@ -4,6 +4,7 @@ here from nothing but the files the command wrote."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -82,7 +83,26 @@ def check_must_show(out: Path, tasks: int) -> dict[str, Any]:
     for arm in MAIN_ARMS:
         for case in clean:
             assert labels[arm][f"{case}.{arm}"] == "complete-correct", (arm, case)
+    check_paired(report, labels)
     return report
+
+
+def check_paired(report: dict[str, Any], labels: dict[str, dict[str, str]]) -> None:
+    """Each paired completion difference, recounted from the labels, with its exact
+    McNemar p-value computed here from the binomial distribution."""
+    schedule = {r["case"]: r["fault_class"] for r in report["runs"]}
+    for pair in report["paired"]:
+        if pair["outcome"] != "completion" or not {pair["arm"], pair["versus"]} <= set(labels):
+            continue
+        cases = [c for c, f in schedule.items() if pair["cases"] == "all" or f != "clean"]
+        done = {arm: {c for c in cases if labels[arm][f"{c}.{arm}"] == "complete-correct"}
+                for arm in (pair["arm"], pair["versus"])}  # fmt: skip
+        b = len(done[pair["arm"]] - done[pair["versus"]])
+        c = len(done[pair["versus"]] - done[pair["arm"]])
+        assert (pair["only_arm"], pair["only_versus"], pair["n"]) == (b, c, len(cases))
+        n = b + c
+        tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n if n else 0.5
+        assert pair["p_value"] == pytest.approx(min(1.0, 2 * tail))
 
 
 @pytest.mark.slow
