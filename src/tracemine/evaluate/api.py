@@ -168,7 +168,7 @@ def _score(
                        run_false_alarms=Rate.of(0, 0))  # fmt: skip
     if not arm.available:
         return result
-    result.contracts = len(arm.monitor.contracts) if arm.monitor is not None else 0
+    result.contracts = arm.size
     nominal = replay_runs(arm, evaluation)
     flagged = sum(len({s for a in found for s in a.seqs}) for found in nominal.values())
     result.false_alarms = Rate.of(flagged, _calls(evaluation))

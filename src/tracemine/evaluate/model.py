@@ -14,6 +14,9 @@ ARMS: dict[str, str] = {
     "status-only": "a harness for which a green status means done: only calls whose status "
     "says they failed (and were not retried with success) or never came back",
     "declared": "the completeness gate plus the constraints the spec declares",
+    "inferred-schema": "the gate plus a JSON Schema per tool and side that GenSON inferred "
+    "from every mining call, checked with jsonschema (Draft 2020-12): a baseline with no "
+    "statistics (needs the dev extra)",
     "mined-no-crossfit": "the gate plus contracts mined on every mining task, no held-out check",
     "mined-crossfit": "the gate plus contracts that held on held-out mining tasks (cross-fitted)",
     "merged": "the gate plus the cross-fitted mined contracts merged with the declared ones",

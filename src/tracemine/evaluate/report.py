@@ -18,7 +18,8 @@ from tracemine.evaluate.reliability import (
     tool_rows,
 )
 
-_COLOURS = {"status-only": "#9e9e9e", "declared": "#f2a541", "mined-no-crossfit": "#8fb9e0",
+_COLOURS = {"status-only": "#9e9e9e", "declared": "#f2a541", "inferred-schema": "#c8553d",
+            "mined-no-crossfit": "#8fb9e0",
             "mined-crossfit": "#2f6fb0", "merged": "#3a9a5b",
             "oracle-peeking": "#a0508c"}  # fmt: skip
 
