@@ -15,7 +15,8 @@ its contracts' shares. Per family, over the contracts the arm's monitor enforced
 
 Units of one call under several contracts are not independent, so the Wilson interval of a
 family is narrower than its evidence; a family realized above its price says the price
-is wrong. Enforced contracts without a price (declared, unpriced) are one row of their own.
+is wrong. Enforced contracts without a price (declared, unpriced) are one row of their own;
+the completeness gate is left out (its gaps are in the arm's false alarms, not a family's).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 from tracemine.evaluate.model import FamilyCalibration, FamilyRow, Rate
 from tracemine.evaluate.score import Alarm
 from tracemine.mine.pooling import family_of
-from tracemine.model.contract import Contract
+from tracemine.model.contract import Contract, Kind
 
 UNPRICED = "(no price)"
 """The row of enforced contracts that carry no ``fa_share``."""
@@ -87,6 +88,8 @@ def family_calibration(
     violated = violated_calls(nominal)
     tallies: dict[str, _Tally] = {}
     for contract in contracts:
+        if contract.kind == Kind.COMPLETENESS:
+            continue  # the gate: neither selected nor priced, its gaps name no contract
         share = contract.evidence.fa_share if contract.evidence else None
         name = family_of(contract) if share is not None else UNPRICED
         tally = tallies.setdefault(name, _Tally())
