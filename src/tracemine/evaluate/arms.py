@@ -136,7 +136,10 @@ def _schema_arm(mining: list[dict[str, Any]], folder: Path) -> Arm:
     why = schema.unavailable()
     if why is not None:
         return Arm(schema.NAME, None, note=why)
-    inferred = infer_schemas(mining)
+    try:
+        inferred = infer_schemas(mining)
+    except Exception as exc:  # a baseline failing on odd values is reported, not fatal
+        return Arm(schema.NAME, None, note=f"not built: {type(exc).__name__}: {exc}"[:300])
     write_atomic(folder / f"{schema.NAME}.json",
                  json.dumps(inferred.document(), indent=2, ensure_ascii=False) + "\n")  # fmt: skip
     gate = Monitor.from_dict(ContractFile().model_dump(mode="json"), include_proposed=True)
