@@ -5,7 +5,9 @@ and on average over the covered classes, with no more false alarms on nominal ca
 
 Both arms are scored by one ``evaluate`` on the same split and the same faulted runs, so
 counts are compared as they are, without a margin. One evaluation per corpus serves all
-its checks; a test names every breach with its figures.
+its checks; a test names every breach with its figures. Every corpus falls short on
+structure today (figures in ``docs/selection.md``): the strict ``xfail`` marks say why,
+and turn into failures to remove once the cause is fixed.
 """
 
 from __future__ import annotations
@@ -33,10 +35,12 @@ _PER_PATH = (
 )
 
 
-def _corpus(name: str, *, slow: bool = False, fails: bool = True) -> object:
+def _corpus(name: str, *, slow: bool = False, fails: str | None = _PER_PATH) -> object:
+    """One corpus; ``fails``: why it fails today (strict: a pass is reported, so that the
+    mark is removed when the cause is fixed)."""
     marks = [pytest.mark.slow] if slow else []
     if fails:
-        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=_PER_PATH))
+        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=fails))
     return pytest.param(name, marks=marks, id=name)
 
 
@@ -46,7 +50,9 @@ CORPORA = [
     _corpus("travel-100", slow=True),
     _corpus("commerce-300", slow=True), _corpus("search-300", slow=True),
     _corpus("travel-300", slow=True),
-    _corpus("agentdojo"), _corpus("bfcl"),
+    _corpus("agentdojo", fails=_PER_PATH + "; on AgentDojo (median 4 calls a tool) this "
+            "also takes the mean over covered classes below the schema's"),
+    _corpus("bfcl"),
 ]  # fmt: skip
 
 

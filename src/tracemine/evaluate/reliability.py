@@ -19,6 +19,8 @@ FAMILY_HEADER = ["contract family", "contracts", "predicted per call",
 
 def _family_row(row: FamilyRow) -> list[str]:
     predicted = "no price" if row.predicted is None else f"{100 * row.predicted:.3f}%"
+    if row.predicted is not None and 0 < row.predicted < 5e-6:
+        predicted = "<0.001%"  # priced, if barely: 0.000% would read as free
     return [row.family, str(row.contracts), predicted, row.calls.text(2), row.tasks.text(2),
             "yes" if row.over_price else ""]  # fmt: skip
 
