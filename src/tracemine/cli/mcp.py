@@ -1,0 +1,89 @@
+"""`tracemine mcp wrap|replay`: record and monitor an MCP server through a stdio proxy,
+and serve a recorded session back as a server (:mod:`tracemine.proxy`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tracemine.cli._common import err_console, run
+from tracemine.monitor import Monitor
+from tracemine.proxy import Proxy, Recording, ReplayServer
+
+ORDER = 42
+mcp_app = typer.Typer(help="Record, monitor and replay MCP servers (stdio).", no_args_is_help=True)
+_AFTER_DASHES = {"allow_interspersed_args": False, "ignore_unknown_options": True}
+
+
+def wrap_command(
+    command: Annotated[
+        list[str],
+        typer.Argument(metavar="-- COMMAND...", help="The server command, after --."),
+    ],
+    contracts: Annotated[
+        Path | None,
+        typer.Option(
+            "--contracts",
+            "-c",
+            metavar="FILE",
+            help="Contract file: check each tools/call result, receipt in _meta.",
+        ),
+    ] = None,
+    record: Annotated[
+        Path | None,
+        typer.Option("--record", metavar="DIR", help="Write the session's transcript here."),
+    ] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", metavar="ID", help="The session's task id.")
+    ] = None,
+    task_key: Annotated[
+        str,
+        typer.Option(
+            "--task-key", metavar="KEY", help="The params._meta key a call's own task id is under."
+        ),
+    ] = "task_id",
+    note: Annotated[
+        bool,
+        typer.Option("--note", help="Also append a violation's note as a last text block."),
+    ] = False,
+    include_proposed: Annotated[
+        bool, typer.Option("--include-proposed", help="Enforce proposed contracts too.")
+    ] = False,
+) -> None:
+    """Run COMMAND as an MCP stdio server behind a transparent proxy.
+
+    Messages pass unchanged; a checked result gets its receipt in its _meta.
+    """
+    monitor = None
+    if contracts is not None:
+        monitor = run(Monitor.load, contracts, include_proposed=include_proposed)
+        for notice in monitor.notices:
+            err_console.print(f"tracemine mcp: {notice}", markup=False, soft_wrap=True)
+    proxy = run(
+        Proxy, command, monitor=monitor, record=record, task=task, task_key=task_key, note=note
+    )
+    raise typer.Exit(run(proxy.run))
+
+
+def replay_command(
+    cassette: Annotated[
+        Path,
+        typer.Argument(
+            metavar="CASSETTE", help="A transcript from wrap --record, or a tracemine cassette."
+        ),
+    ],
+) -> None:
+    """Serve a recorded session as an MCP stdio server, with no live server.
+
+    A call not recorded is a JSON-RPC error naming the nearest recorded call.
+    """
+    server = ReplayServer(run(Recording.load, cassette))
+    server.serve()
+
+
+def register(app: typer.Typer) -> None:
+    mcp_app.command("wrap", context_settings=_AFTER_DASHES)(wrap_command)
+    mcp_app.command("replay")(replay_command)
+    app.add_typer(mcp_app, name="mcp")
