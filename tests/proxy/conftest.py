@@ -29,10 +29,10 @@ def wrap(*options: str, server: list[str] | None = None) -> list[str]:
 
 
 def sdk_session(command: list[str], calls: list[tuple[str, dict[str, Any], Any]], *,
-                modern: bool) -> list[Any]:  # fmt: skip
+                modern: bool, then: Any = None) -> list[Any]:  # fmt: skip
     """Run ``calls`` (tool, arguments, ``_meta`` or None) through the SDK's stdio client
     against ``command``, opening with ``server/discover`` (``modern``) or ``initialize``;
-    the results as the client got them."""
+    the results as the client got them. ``then`` is awaited with the session last."""
     import anyio
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -42,8 +42,11 @@ def sdk_session(command: list[str], calls: list[tuple[str, dict[str, Any], Any]]
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
             await (client.discover() if modern else client.initialize())
             await client.list_tools()
-            return [await client.call_tool(tool, arguments, meta=meta)
-                    for tool, arguments, meta in calls]  # fmt: skip
+            results = [await client.call_tool(tool, arguments, meta=meta)
+                       for tool, arguments, meta in calls]  # fmt: skip
+            if then is not None:
+                await then(client)
+            return results
 
     return anyio.run(session)
 

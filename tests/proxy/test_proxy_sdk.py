@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from conftest import refund_contracts, sdk_session, wrap
+from conftest import PY, refund_contracts, sdk_session, wrap
 from tracemine.ingest import ingest
 
 CALLS = [
@@ -119,3 +119,28 @@ def test_a_client_log_with_the_proxys_additions_reads_as_the_servers(
     with duckdb.connect(str(db), read_only=True) as con:
         raw = con.execute("SELECT result_raw, result_text FROM calls ORDER BY seq").fetchall()
     assert all("[tracemine]" not in (text or "") + (blocks or "") for blocks, text in raw)
+
+
+def test_replay_serves_the_recorded_session_to_the_sdk_client(session: Any) -> None:
+    handshake, live, transcript, *_ = session
+    from mcp.shared.exceptions import MCPError
+
+    replay = [PY, "-m", "tracemine", "mcp", "replay", str(transcript)]
+    missed: list[str] = []
+
+    async def after(client: Any) -> None:
+        try:
+            await client.call_tool("refund", {"order_id": "#W2"})
+        except MCPError as exc:
+            missed.append(str(exc))
+
+    replayed = sdk_session(replay, CALLS, modern=handshake == "server/discover", then=after)
+    assert [r.structured_content for r in replayed] == [r.structured_content for r in live]
+    assert [r.is_error for r in replayed] == [r.is_error for r in live]
+    # what the server sent, not what the proxy added
+    assert "tracemine/receipt" not in (replayed[3].meta or {})
+    assert len(replayed[3].content) == 1
+    (message,) = missed
+    assert "no recorded call answers refund" in message
+    assert "nearest recorded: refund#" in message
+    assert 'order_id: recorded "#W1", this call "#W2"' in message
