@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import PY, SERVER, Raw, refund_contracts, wrap
+from tracemine.ingest import ingest
 
 INITIALIZE = (
     b'{ "jsonrpc" : "2.0", "id" : 1, "method" : "initialize", "params" : {"protocolVersion":'
@@ -38,6 +39,7 @@ def test_what_the_proxy_does_not_touch_passes_byte_for_byte(
         f"| tee {shlex.quote(str(got))}"  # fmt: skip
     contracts = refund_contracts(tmp_path / "contracts.json")
     client = raw(wrap("--contracts", str(contracts), "--record", str(tmp_path / "sessions"),
+                      "--task-key", "job",
                       server=["sh", "-c", teed]))  # fmt: skip
     requests = [INITIALIZE, INITIALIZED, b'{"jsonrpc":"2.0","id":"two","method":"tools/list"}\n',
                 call(3, "get_order", order_id="#W\u00e9 1"), call(4, "refund", order_id="#W9"),
@@ -66,6 +68,15 @@ def test_what_the_proxy_does_not_touch_passes_byte_for_byte(
             assert mine == json.loads(theirs)
         else:
             assert ours == theirs
+    # the transcript holds every line, the one that was not JSON as text
+    entries = _entries(tmp_path / "sessions")
+    assert len(entries) == len(requests) + len(answers)
+    assert [e["raw"] for e in entries if "raw" in e] == ["this is not JSON"]
+    assert {e.get("task_key") for e in entries if e.get("message", {}) and
+            "tools/call" in json.dumps(e["message"])} == {"job"}  # fmt: skip
+    (file,) = ingest([tmp_path / "sessions"], db=tmp_path / "store.duckdb").files
+    assert file.units_read == file.units_stored + file.units_quarantined == len(entries)
+    assert file.calls == 2
 
 
 def mine_receipt(message: dict[str, Any]) -> dict[str, Any]:
@@ -82,7 +93,7 @@ def _entries(folder: Path) -> list[dict[str, Any]]:
 def test_a_killed_server_ends_the_proxy_with_one_line_and_the_transcript_so_far(
     raw: Callable[..., Raw], tmp_path: Path
 ) -> None:
-    client = raw(wrap("--record", str(tmp_path / "sessions")))
+    client = raw(wrap("--record", str(tmp_path / "sessions"), "--task", "refund-9"))
     for line in (INITIALIZE, INITIALIZED):
         client.send(line)
     client.receive()
@@ -96,6 +107,7 @@ def test_a_killed_server_ends_the_proxy_with_one_line_and_the_transcript_so_far(
     assert message.startswith("tracemine mcp: the server was killed by SIGKILL while the "
                               "client was connected; transcript: ")  # fmt: skip
     entries = _entries(tmp_path / "sessions")
+    assert {e["task_id"] for e in entries} == {"refund-9"}
     assert [(e["direction"], e["message"].get("id")) for e in entries] == [
         ("send", 1), ("send", None), ("recv", 1), ("send", 2), ("recv", 2)
     ] or [(e["direction"], e["message"].get("id")) for e in entries] == [

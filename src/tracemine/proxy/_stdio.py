@@ -183,13 +183,19 @@ class Proxy:
     def _request(self, message: dict[str, Any]) -> None:
         key = id_text(message.get("id"))
         method = message.get("method")
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if method == "notifications/cancelled":
+            # the client gave up on it: no answer is owed, and a late one is not checked
+            cancelled = id_text(params.get("requestId")) or ""
+            self.unanswered.discard(cancelled)
+            self.pending.pop(cancelled, None)
         if key is None or not isinstance(method, str):
             return
         self.unanswered.add(key)
-        if method == "tools/call" and self.monitor is not None:
-            params = message.get("params")
-            if isinstance(params, dict) and params.get("name") in self._checked:
-                self.pending[key] = (params["name"], params.get("arguments") or {})
+        # _checked is empty without a monitor: no call is pending then
+        if method == "tools/call" and params.get("name") in self._checked:
+            self.pending[key] = (params["name"], params.get("arguments") or {})
 
     # -- server -> client ----------------------------------------------------------------
     def _server_to_client(self, fd: int) -> None:
