@@ -128,6 +128,8 @@ class Proxy:
         if self.client_closed.is_set():
             if self.unanswered:
                 return self._finish("the client closed its side before every answer came", 0)
+            if self.transcript is not None and self.transcript.error is not None:
+                return self._finish("the client closed its side", 0)
             self._close_transcript()
             return 0 if code in (0, -signal.SIGTERM) else _exit_code(code)
         return self._finish(f"the server {_how(code)} while the client was connected", 1)
@@ -138,6 +140,8 @@ class Proxy:
     def _finish(self, what: str, code: int) -> int:
         waiting = f"; {len(self.unanswered)} request(s) unanswered" if self.unanswered else ""
         where = f"; transcript: {self.transcript.path}" if self.transcript else ""
+        if self.transcript is not None and self.transcript.error is not None:
+            where += f" (recording stopped: {self.transcript.error})"
         self._close_transcript()
         self.log.write(f"{PREFIX}{what}{waiting}{where}\n")
         self.log.flush()
@@ -169,8 +173,11 @@ class Proxy:
         into = self.server.stdin.fileno()
         for line in lines(self.client_in):
             value = parse(line)
-            for message in messages(value):
-                self._request(message)
+            try:
+                for message in messages(value):
+                    self._request(message)
+            except Exception:  # bookkeeping only: the line goes on whatever it holds
+                pass
             if self.transcript is not None:
                 self.transcript.write(SEND, line, value)
             try:
@@ -194,7 +201,8 @@ class Proxy:
             return
         self.unanswered.add(key)
         # _checked is empty without a monitor: no call is pending then
-        if method == "tools/call" and params.get("name") in self._checked:
+        name = params.get("name")
+        if method == "tools/call" and isinstance(name, str) and name in self._checked:
             self.pending[key] = (params["name"], params.get("arguments") or {})
 
     # -- server -> client ----------------------------------------------------------------
@@ -203,7 +211,10 @@ class Proxy:
             value = parse(line)
             out, receipts = line, dict[str, Any]()
             if self.pending and value is not None:
-                out, receipts = self._checked_line(line, value)
+                try:
+                    out, receipts = self._checked_line(line, value)
+                except Exception:  # advisory: a failed check never holds back the answer
+                    out, receipts = line, {}
             for message in messages(value):
                 if "method" not in message:
                     self.unanswered.discard(id_text(message.get("id")) or "")

@@ -47,6 +47,7 @@ class Transcript:
         self._lock = threading.Lock()
         self._file = self.path.open("x", encoding="utf-8")
         self.messages = 0
+        self.error: str | None = None  # why recording stopped, if it did
 
     def write(
         self, direction: str, line: bytes, value: Any, receipt: dict[str, Any] | None = None
@@ -67,12 +68,15 @@ class Transcript:
                 entry["task_key"] = self._task_key
         if receipt is not None:
             entry["receipt"] = receipt
-        text = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
         with self._lock:
-            if self._file.closed:
+            if self._file.closed or self.error is not None:
                 return
-            self._file.write(text)
-            self._file.flush()  # the OS has it: a killed proxy loses nothing written
+            try:
+                self._file.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+                self._file.flush()  # the OS has it: a killed proxy loses nothing written
+            except (OSError, ValueError) as exc:  # a full disk stops the record, not the session
+                self.error = f"{type(exc).__name__}: {exc}"
+                return
             self.messages += 1
 
     def close(self) -> None:
