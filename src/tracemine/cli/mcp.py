@@ -70,12 +70,10 @@ def wrap_command(
 def replay_command(
     cassette: Annotated[
         Path,
-        typer.Argument(
-            metavar="CASSETTE", help="A transcript from wrap --record, or a tracemine cassette."
-        ),
+        typer.Argument(metavar="CASSETTE", help="A wrap --record transcript, or a cassette."),
     ],
 ) -> None:
-    """Serve a recorded session as an MCP stdio server, with no live server.
+    """Serve a recorded session as an MCP stdio server (no live server).
 
     A call not recorded is a JSON-RPC error naming the nearest recorded call.
     """
