@@ -10,7 +10,7 @@ import typer
 
 from tracemine.cli._common import err_console, run
 from tracemine.monitor import Monitor
-from tracemine.proxy import Proxy, Recording, ReplayServer
+from tracemine.proxy import HttpProxy, Proxy, Recording, ReplayServer
 
 ORDER = 42
 mcp_app = typer.Typer(help="Record, monitor and replay MCP servers (stdio).", no_args_is_help=True)
@@ -19,9 +19,9 @@ _AFTER_DASHES = {"allow_interspersed_args": False, "ignore_unknown_options": Tru
 
 def wrap_command(
     command: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(metavar="-- COMMAND...", help="The server command, after --."),
-    ],
+    ] = None,
     contracts: Annotated[
         Path | None,
         typer.Option(
@@ -51,8 +51,15 @@ def wrap_command(
     include_proposed: Annotated[
         bool, typer.Option("--include-proposed", help="Enforce proposed contracts too.")
     ] = False,
+    http: Annotated[
+        str | None,
+        typer.Option("--http", metavar="URL", help="A Streamable HTTP server, not a command."),
+    ] = None,
+    listen: Annotated[
+        str, typer.Option("--listen", metavar="HOST:PORT", help="Where to serve with --http.")
+    ] = "127.0.0.1:8765",
 ) -> None:
-    """Run COMMAND as an MCP stdio server behind a transparent proxy.
+    """Put a transparent proxy before an MCP server: COMMAND on stdio, or --http URL.
 
     Messages pass unchanged; a checked result gets its receipt in its _meta.
     """
@@ -61,10 +68,13 @@ def wrap_command(
         monitor = run(Monitor.load, contracts, include_proposed=include_proposed)
         for notice in monitor.notices:
             err_console.print(f"tracemine mcp: {notice}", markup=False, soft_wrap=True)
-    proxy = run(
-        Proxy, command, monitor=monitor, record=record, task=task, task_key=task_key, note=note
-    )
-    raise typer.Exit(run(proxy.run))
+    options = {"monitor": monitor, "record": record, "task": task, "task_key": task_key,
+               "note": note}  # fmt: skip
+    if http is not None:
+        if command:
+            raise typer.BadParameter("give a server command or --http URL, not both")
+        raise typer.Exit(run(run(HttpProxy, http, listen, **options).serve))
+    raise typer.Exit(run(run(Proxy, command or [], **options).run))
 
 
 def replay_command(

@@ -8,6 +8,8 @@ configuration, where installing tracemine's mining stack is not wanted.
   (``tracemine mcp wrap``); with ``record``, it writes the session as a transcript the
   ``mcp`` reader reads (:mod:`tracemine.proxy._transcript`); with ``monitor``, a checked
   result carries its receipt in ``result._meta["tracemine/receipt"]``.
+- :class:`HttpProxy` does the same in front of a Streamable HTTP server (``--http URL
+  --listen HOST:PORT``), one transcript and monitor run per ``Mcp-Session-Id``.
 - :class:`ReplayServer` answers a client from a :class:`Recording` (``tracemine mcp
   replay``): a transcript or a cassette of :mod:`tracemine.replay`.
 
@@ -17,6 +19,7 @@ configuration, where installing tracemine's mining stack is not wanted.
 
 from __future__ import annotations
 
+from tracemine.proxy._http import HttpProxy
 from tracemine.proxy._receipts import RECEIPT_KEY, is_note_block, receipt_meta
 from tracemine.proxy._replay import NOT_RECORDED, Recording, ReplayServer
 from tracemine.proxy._stdio import Proxy, ProxyError
@@ -25,6 +28,7 @@ from tracemine.proxy._transcript import Transcript
 __all__ = [
     "NOT_RECORDED",
     "RECEIPT_KEY",
+    "HttpProxy",
     "Proxy",
     "ProxyError",
     "Recording",

@@ -26,12 +26,9 @@ from typing import Any, TextIO
 
 from tracemine.errors import InputError
 from tracemine.monitor import Monitor
-from tracemine.monitor.hooks import mcp_payload
-from tracemine.proxy._receipts import annotated, receipt_meta
+from tracemine.proxy._checker import PREFIX, Checker
 from tracemine.proxy._transcript import RECV, SEND, Transcript
-from tracemine.proxy._wire import dumps, id_text, lines, messages, parse, write_all
-
-PREFIX = "tracemine mcp: "
+from tracemine.proxy._wire import lines, messages, parse, write_all
 
 
 class ProxyError(InputError):
@@ -81,18 +78,10 @@ class Proxy:
         self.transcript = (
             Transcript(record, task=task, task_key=task_key) if record is not None else None
         )
-        self.run_state = (
-            monitor.start_run(self.transcript.session if self.transcript else None)
-            if monitor is not None
-            else None
-        )
-        self._checked = frozenset(monitor.tools) if monitor is not None else frozenset()
-        self.pending: dict[str, tuple[str, Any]] = {}  # tools/call id -> (tool, arguments)
-        self.unanswered: set[str] = set()  # every request id the client sent, until answered
+        session = self.transcript.session if self.transcript else None
+        self.checker = Checker(monitor, session, note=note, log=self.log)
         self.client_closed = threading.Event()
         self.client_gone = False
-        self.receipts = 0
-        self.violations = 0
 
     # -- running -----------------------------------------------------------------------
     def run(self) -> int:
@@ -126,7 +115,7 @@ class Proxy:
         if self.client_gone or (self.client_closed.is_set() and os.getppid() != parent):
             return self._finish("the client went away; the server was stopped", 1)
         if self.client_closed.is_set():
-            if self.unanswered:
+            if self.checker.unanswered:
                 return self._finish("the client closed its side before every answer came", 0)
             if self.transcript is not None and self.transcript.error is not None:
                 return self._finish("the client closed its side", 0)
@@ -138,7 +127,8 @@ class Proxy:
         raise _Stopped(signum)
 
     def _finish(self, what: str, code: int) -> int:
-        waiting = f"; {len(self.unanswered)} request(s) unanswered" if self.unanswered else ""
+        left = len(self.checker.unanswered)
+        waiting = f"; {left} request(s) unanswered" if left else ""
         where = f"; transcript: {self.transcript.path}" if self.transcript else ""
         if self.transcript is not None and self.transcript.error is not None:
             where += f" (recording stopped: {self.transcript.error})"
@@ -175,7 +165,7 @@ class Proxy:
             value = parse(line)
             try:
                 for message in messages(value):
-                    self._request(message)
+                    self.checker.request(message)
             except Exception:  # bookkeeping only: the line goes on whatever it holds
                 pass
             if self.transcript is not None:
@@ -187,37 +177,18 @@ class Proxy:
         self.client_closed.set()
         self._stop_server()
 
-    def _request(self, message: dict[str, Any]) -> None:
-        key = id_text(message.get("id"))
-        method = message.get("method")
-        params = message.get("params")
-        params = params if isinstance(params, dict) else {}
-        if method == "notifications/cancelled":
-            # the client gave up on it: no answer is owed, and a late one is not checked
-            cancelled = id_text(params.get("requestId")) or ""
-            self.unanswered.discard(cancelled)
-            self.pending.pop(cancelled, None)
-        if key is None or not isinstance(method, str):
-            return
-        self.unanswered.add(key)
-        # _checked is empty without a monitor: no call is pending then
-        name = params.get("name")
-        if method == "tools/call" and isinstance(name, str) and name in self._checked:
-            self.pending[key] = (params["name"], params.get("arguments") or {})
-
     # -- server -> client ----------------------------------------------------------------
     def _server_to_client(self, fd: int) -> None:
         for line in lines(fd):
             value = parse(line)
             out, receipts = line, dict[str, Any]()
-            if self.pending and value is not None:
+            if self.checker.pending and value is not None:
                 try:
-                    out, receipts = self._checked_line(line, value)
+                    out, receipts = self.checker.checked_line(line, value)
                 except Exception:  # advisory: a failed check never holds back the answer
                     out, receipts = line, {}
             for message in messages(value):
-                if "method" not in message:
-                    self.unanswered.discard(id_text(message.get("id")) or "")
+                self.checker.answered(message)
             if self.transcript is not None:
                 receipt = receipts.get("") if isinstance(value, dict) else receipts or None
                 self.transcript.write(RECV, line, value, receipt)
@@ -227,53 +198,6 @@ class Proxy:
                 self.client_gone = True
                 self._stop_server()
                 return
-
-    def _checked_line(self, line: bytes, value: Any) -> tuple[bytes, dict[str, Any]]:
-        """The line to send on and the receipts attached (keyed by batch position, ``""``
-        for a single message)."""
-        batch = isinstance(value, list)
-        items = value if batch else [value]
-        out: list[Any] = []
-        receipts: dict[str, Any] = {}
-        for position, item in enumerate(items):
-            meta = self._check(item) if isinstance(item, dict) else None
-            if meta is None:
-                out.append(item)
-                continue
-            receipts[str(position) if batch else ""] = meta
-            out.append(annotated(item, meta, self.note))
-        if not receipts:
-            return line, receipts
-        try:
-            return dumps(out if batch else out[0]), receipts
-        except ValueError:  # NaN in the server's answer: sent on as it came
-            return line, receipts
-
-    def _check(self, response: dict[str, Any]) -> dict[str, Any] | None:
-        key = id_text(response.get("id"))
-        if key is None or "method" in response:
-            return None
-        called = self.pending.pop(key, None)
-        result = response.get("result")
-        if called is None or not isinstance(result, dict):
-            return None  # a JSON-RPC error is a protocol error: nothing to check
-        if result.get("resultType", "complete") != "complete" or "content" not in result:
-            return None  # input_required, a task handle: not the call's result yet
-        tool, arguments = called
-        value, status = mcp_payload(result)
-        assert self.monitor is not None  # calls are pending only when there is one
-        receipt = self.monitor.check(
-            tool, arguments, value, call_id=key, run=self.run_state, status=status
-        )
-        if status != "ok":
-            return None  # a tool error is recorded in the run, not judged as a result
-        meta = receipt_meta(receipt)
-        self.receipts += 1
-        if receipt.violations:
-            self.violations += 1
-            self.log.write(f"{PREFIX}{tool} (id {key}): {meta['note']}\n")
-            self.log.flush()
-        return meta
 
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)

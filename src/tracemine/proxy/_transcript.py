@@ -34,11 +34,21 @@ class Transcript:
     """One session's transcript file in ``directory``; safe to write from both pipe threads."""
 
     def __init__(
-        self, directory: str | Path, *, task: str | None = None, task_key: str = "task_id"
+        self,
+        directory: str | Path,
+        *,
+        task: str | None = None,
+        task_key: str = "task_id",
+        session: str | None = None,
     ) -> None:
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
-        self.session = session_name()
+        # a server's session id names the file, made safe for a file name
+        self.session = (
+            "".join(c if c.isalnum() or c in "-_." else "_" for c in session)[:120]
+            if session
+            else session_name()
+        )
         self.path = folder / f"{self.session}.jsonl"
         self._base: dict[str, Any] = {"session_id": self.session}
         if task is not None:
