@@ -66,14 +66,15 @@ def _session(url: str, modern: bool) -> Any:
     from mcp.client.streamable_http import streamable_http_client
 
     async def run() -> Any:
-        async with streamable_http_client(url) as streams:
-            async with ClientSession(streams[0], streams[1]) as client:
-                await (client.discover() if modern else client.initialize())
-                await client.list_tools()
-                kept = await client.call_tool("refund", {"order_id": "#W1"}, meta={"task_id": "a"})
-                broken = await client.call_tool("refund", {"order_id": "#W9"},
-                                                meta={"task_id": "b"})  # fmt: skip
-                return kept, broken
+        async with (
+            streamable_http_client(url) as (read, write, *_),
+            ClientSession(read, write) as client,
+        ):
+            await (client.discover() if modern else client.initialize())
+            await client.list_tools()
+            kept = await client.call_tool("refund", {"order_id": "#W1"}, meta={"task_id": "a"})
+            broken = await client.call_tool("refund", {"order_id": "#W9"}, meta={"task_id": "b"})
+            return kept, broken
 
     return anyio.run(run)
 
