@@ -23,9 +23,11 @@ SERVER = Path(__file__).parents[1] / "fixtures" / "mcp" / "shop_server.py"
 PY = sys.executable
 
 
-def wrap(*options: str, server: list[str] | None = None) -> list[str]:
-    """``python -m tracemine mcp wrap OPTIONS -- <the shop server>``."""
-    return [PY, "-m", "tracemine", "mcp", "wrap", *options, "--", *(server or [PY, str(SERVER)])]
+def wrap(*options: str, server: list[str] | None = None, fast: bool = False) -> list[str]:
+    """``python -m tracemine mcp wrap OPTIONS -- <the shop server>`` (``fast``: the
+    standard-library entry point, ``python -m tracemine.proxy wrap``)."""
+    entry = ["tracemine.proxy", "wrap"] if fast else ["tracemine", "mcp", "wrap"]
+    return [PY, "-m", *entry, *options, "--", *(server or [PY, str(SERVER)])]
 
 
 def sdk_session(command: list[str], calls: list[tuple[str, dict[str, Any], Any]], *,

@@ -8,9 +8,8 @@ from typing import Annotated
 
 import typer
 
-from tracemine.cli._common import err_console, run
-from tracemine.monitor import Monitor
-from tracemine.proxy import HttpProxy, Proxy, Recording, ReplayServer
+from tracemine.cli._common import run
+from tracemine.proxy import replay, wrap
 
 ORDER = 42
 mcp_app = typer.Typer(help="Record, monitor and replay MCP servers (stdio).", no_args_is_help=True)
@@ -63,18 +62,10 @@ def wrap_command(
 
     Messages pass unchanged; a checked result gets its receipt in its _meta.
     """
-    monitor = None
-    if contracts is not None:
-        monitor = run(Monitor.load, contracts, include_proposed=include_proposed)
-        for notice in monitor.notices:
-            err_console.print(f"tracemine mcp: {notice}", markup=False, soft_wrap=True)
-    options = {"monitor": monitor, "record": record, "task": task, "task_key": task_key,
-               "note": note}  # fmt: skip
-    if http is not None:
-        if command:
-            raise typer.BadParameter("give a server command or --http URL, not both")
-        raise typer.Exit(run(run(HttpProxy, http, listen, **options).serve))
-    raise typer.Exit(run(run(Proxy, command or [], **options).run))
+    code = run(wrap, command or [], contracts=contracts, record=record, task=task,
+               task_key=task_key, note=note, include_proposed=include_proposed, http=http,
+               listen=listen)  # fmt: skip
+    raise typer.Exit(code)
 
 
 def replay_command(
@@ -87,8 +78,7 @@ def replay_command(
 
     A call not recorded is a JSON-RPC error naming the nearest recorded call.
     """
-    server = ReplayServer(run(Recording.load, cassette))
-    server.serve()
+    raise typer.Exit(run(replay, cassette))
 
 
 def register(app: typer.Typer) -> None:

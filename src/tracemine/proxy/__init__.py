@@ -13,6 +13,9 @@ configuration, where installing tracemine's mining stack is not wanted.
 - :class:`ReplayServer` answers a client from a :class:`Recording` (``tracemine mcp
   replay``): a transcript or a cassette of :mod:`tracemine.replay`.
 
+:func:`wrap` and :func:`replay` are the two commands (``tracemine mcp wrap|replay``, or
+``python -m tracemine.proxy wrap|replay``, which starts faster: standard library only).
+
 >>> from tracemine.proxy import Proxy
 >>> Proxy(["python", "server.py"], record="sessions", monitor=monitor).run()  # doctest: +SKIP
 """
@@ -20,6 +23,7 @@ configuration, where installing tracemine's mining stack is not wanted.
 from __future__ import annotations
 
 from tracemine.proxy._http import HttpProxy
+from tracemine.proxy._main import replay, wrap
 from tracemine.proxy._receipts import RECEIPT_KEY, is_note_block, receipt_meta
 from tracemine.proxy._replay import NOT_RECORDED, Recording, ReplayServer
 from tracemine.proxy._stdio import Proxy, ProxyError
@@ -36,4 +40,6 @@ __all__ = [
     "Transcript",
     "is_note_block",
     "receipt_meta",
+    "replay",
+    "wrap",
 ]
