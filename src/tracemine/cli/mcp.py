@@ -52,7 +52,7 @@ def wrap_command(
     ] = False,
     http: Annotated[
         str | None,
-        typer.Option("--http", metavar="URL", help="A Streamable HTTP server, not a command."),
+        typer.Option("--http", metavar="URL", help="A Streamable HTTP server's URL."),
     ] = None,
     listen: Annotated[
         str, typer.Option("--listen", metavar="HOST:PORT", help="Where to serve with --http.")
