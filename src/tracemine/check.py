@@ -119,7 +119,8 @@ def check(
         raise InputError(_nothing_enforced(contracts, monitor.ignored_proposed))
     cases = load_oracle(oracle) if oracle is not None else None
     report = CheckReport(traces=[str(p) for p in paths], contracts_file=str(contracts),
-                         enforced=len(monitor.contracts), notices=list(monitor.notices))  # fmt: skip
+                         enforced=len(monitor.contracts),
+                         notices=list(monitor.notices))  # fmt: skip
     summaries = {s.id: ContractSummary(tool=s.tool, contract_id=s.id, kind=s.kind,
                                        path=", ".join(p.text for p in s.paths) or "(run)")
                  for s in monitor.contracts if s.kind != "completeness"}  # fmt: skip

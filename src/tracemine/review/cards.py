@@ -100,7 +100,7 @@ def build_cards(contracts: ContractFile, *, tool: str | Sequence[str] | None = N
     types = {(c.tool, c.side.value, c.paths[0]): c.params.get("type")
              for c in contracts.contracts if c.kind.value == "type" and not c.when}  # fmt: skip
     schemas = {(c.tool, c.side.value) for c in contracts.contracts if c.kind.value == SCHEMA_KIND}
-    groups: dict[tuple[str, str, str, str], list[Contract]] = {}
+    groups: dict[_Key, list[Contract]] = {}
     for c in contracts.contracts:
         stronger = _strongest(c, by_id)
         groups.setdefault(_group(stronger, types, schemas), []).append(c)
@@ -167,7 +167,10 @@ def _strongest(contract: Contract, by_id: dict[str, Contract]) -> Contract:
     return contract
 
 
-def _group(c: Contract, types: dict[Any, Any], schemas: set[tuple[str, str]]) -> tuple[str, ...]:
+_Key = tuple[str, str, str, str]  # tool, side, kind of item, field
+
+
+def _group(c: Contract, types: dict[Any, Any], schemas: set[tuple[str, str]]) -> _Key:
     side = c.side.value
     if c.label == MergeLabel.OBSERVED_VIOLATES_DECLARED:
         return c.tool, side, "contradicted", c.id
@@ -203,7 +206,7 @@ def _subtree(text: str) -> str:
     return format_path(path.root, path.steps[:1]) if len(path.steps) > 1 else path.root
 
 
-def _item(key: tuple[str, ...], members: list[Contract]) -> Item:
+def _item(key: _Key, members: list[Contract]) -> Item:
     tool, side, kind, name = key
     # a contract implied by another follows it
     order = {c.id: (c.paths, c.kind.value, c.id) for c in members}
