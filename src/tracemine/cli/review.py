@@ -249,12 +249,14 @@ def _card_lines(card: Card, width: int) -> list[str]:
     status and title, then one line per claim with its evidence beside it, or under it
     when both do not fit."""
     contracts = sum(len(i.contracts) for i in card.items)
-    out = [f"{card.tool} — {len(card.items)} items, {contracts} contracts"]
+    items = f"{len(card.items)} item{'s' if len(card.items) != 1 else ''}"
+    out = [f"{card.tool} — {items}, {contracts} contracts"]
     if any(line.brief.startswith("[") for item in card.items for line in item.lines):
         out += textwrap.wrap(BRIEF_LEGEND, width, initial_indent="  ", subsequent_indent="   ")
     for item in card.items:
         head = f"{item.item} [{item.status}] {item.title}"
-        out += textwrap.wrap(head, width, initial_indent="  ", subsequent_indent="      ")
+        out += textwrap.wrap(head, width, initial_indent="  ", subsequent_indent="      ",
+                             break_on_hyphens=False)  # fmt: skip
         for line in item.lines:
             indent = "      " + "  " * line.depth
             evidence = line.brief or line.evidence

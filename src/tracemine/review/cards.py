@@ -11,7 +11,7 @@ line by line. A card folds them into items, each one decision:
                 of its own (``result.items``); the value claims and relations on them (a
                 bound, a literal set, a format, ``non_empty`` on a string or a list, a
                 relation to another field), one line each with its evidence
-    runs        the tool's run-level contracts
+    runs        the tool's run-level contracts, one item per kind
     declared    contracts only a spec declares, never contradicted: one item per side
     contradicted  each declaration the traces contradict, alone: it is never decided in
                 bulk with anything else
@@ -177,7 +177,7 @@ def _group(c: Contract, types: dict[Any, Any], schemas: set[tuple[str, str]]) ->
     if Source.MINED not in c.sources and Source.MANUAL not in c.sources:
         return c.tool, side, "declared", ""
     if c.side == Side.RUN or c.kind in RUN_KINDS:
-        return (c.tool, "run", "runs", "")
+        return c.tool, "run", "runs", c.kind.value  # a gate, a cap, an order: apart
     folded = getattr(c, "folded_into", None)  # set by files with schema contracts
     if c.kind.value == SCHEMA_KIND or folded:
         return c.tool, side, "structure", ""
@@ -227,7 +227,7 @@ def _title(kind: str, side: str, name: str, members: Sequence[Contract]) -> str:
         where = f"{name} fields" if name == side else name
         return f"{where}: {n} value claims and relations{held}"
     if kind == "runs":
-        return f"run-level: {n} contracts{held}"
+        return f"run-level {name.replace('_', ' ')}: {n} contracts{held}"
     if kind == "declared":
         return f"{side} declared by a spec only, not contradicted: {n} contracts"
     return f"contradicted by the traces: {members[0].description or members[0].kind.value}"
