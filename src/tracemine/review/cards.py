@@ -16,7 +16,8 @@ line by line. A card folds them into items, each one decision:
     contradicted  each declaration the traces contradict, alone: it is never decided in
                 bulk with anything else
 
-A contract ``implied_by`` another sits in its stronger contract's item. Item ids derive
+A contract ``implied_by`` another sits in its stronger contract's item, unless it is part
+of the structure (a ``type`` implied by a literal set is still the field's type). Item ids derive
 from the tool, side, kind of item and field, never from the members, so an item keeps its
 id when re-mining changes what it holds; its status then says ``changed``.
 
@@ -102,8 +103,11 @@ def build_cards(contracts: ContractFile, *, tool: str | Sequence[str] | None = N
     schemas = {(c.tool, c.side.value) for c in contracts.contracts if c.kind.value == SCHEMA_KIND}
     groups: dict[_Key, list[Contract]] = {}
     for c in contracts.contracts:
-        stronger = _strongest(c, by_id)
-        groups.setdefault(_group(stronger, types, schemas), []).append(c)
+        # a structural contract stays in the structure even when a value claim implies it
+        # (a type under a literal set): deciding the schema decides it, as folding says
+        own = _group(c, types, schemas)
+        key = own if own[2] == "structure" else _group(_strongest(c, by_id), types, schemas)
+        groups.setdefault(key, []).append(c)
     tools = sorted({key[0] for key in groups} | set(_counts(contracts)))
     cards = []
     for name in tools:
