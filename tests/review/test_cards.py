@@ -138,3 +138,20 @@ def test_a_contradicted_declaration_is_an_item_of_its_own(tmp_path: Path) -> Non
     cards = build_cards(load_reviewed(path)[0])
     alone = [i for card in cards for i in card.items if contracts.contracts[3].id in i.contracts]
     assert [(i.kind, i.contracts) for i in alone] == [("contradicted", [contracts.contracts[3].id])]
+
+
+def test_a_card_reads_structure_then_values_then_runs_then_declarations(
+    candidates: Path,
+) -> None:
+    order, search = build_cards(load_reviewed(candidates)[0])
+    assert [(i.kind, i.field) for i in order.items] == [
+        ("structure", ""), ("values", "result"), ("declared", ""),
+    ]  # fmt: skip
+    structure, values, declared = order.items
+    assert structure.text.splitlines()[1:] == ["result.order_id  always present",
+                                               "result.total  integer"]  # fmt: skip
+    assert values.text.splitlines()[1] == "range(result.total)  (30 tasks, 2 held-out viol.)"
+    assert declared.title.startswith("result declared by a spec only")
+    # a conditional non-empty is a value claim; the call cap is the tool's run-level item
+    assert [i.kind for i in search.items] == ["values", "runs"]
+    assert len({i.item for card in (order, search) for i in card.items}) == 5
