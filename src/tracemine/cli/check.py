@@ -61,7 +61,8 @@ def check_command(
     ] = False,
     error_pattern: ErrorPatternOption = None,
 ) -> None:
-    """Check traces against contracts; exit 1 on violations or incomplete runs."""
+    """Check traces against contracts; exit 1 on violations or incomplete runs, 2 when
+    the file has no accepted contract to enforce (unless --include-proposed)."""
     report = run(check, traces, contracts, format=format, include_proposed=include_proposed,
                  oracle=oracle, trials=trials, strict=strict,
                  error_pattern=error_pattern)  # fmt: skip
@@ -127,7 +128,8 @@ def render(report: CheckReport) -> None:
                       markup=False)  # fmt: skip
     runs = len(report.runs)
     console.print(
-        f"{report.calls} calls in {runs} runs: {report.violations} violations, "
+        f"{report.calls} calls in {runs} runs against {report.enforced} enforced contracts: "
+        f"{report.violations} violations, "
         f"{report.incomplete_runs} incomplete runs, {report.quarantined} records quarantined"
         + (" — [red]FAILED[/]" if report.failed else " — [green]ok[/]"),
         markup=True,
