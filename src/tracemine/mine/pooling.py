@@ -16,6 +16,10 @@ some folds and counted on the held-out ones.
   separates an enum of strings from a set of numbers, and bounds fitted on five tasks
   are exceeded far more often than bounds fitted on a hundred. :func:`family_of` is the
   one place that says so.
+  A structural kind making a value claim (``non_empty`` on a string, on a list of
+  matches, ``present`` under an optional parent: :func:`tracemine.mine.schema.value_claim`)
+  is in a family of its own, ``kind/side/type/value``, apart from the structural pool. A
+  tool's schema (``schema/side``) is priced from the schemas of every tool.
 - **Model.** Within a family, each candidate's failure rate is a draw from Beta(a, b);
   (a, b) maximise the Beta-binomial marginal likelihood of the family's (k, n) under a
   weak hyperprior (worth ``PRIOR_WEIGHT`` candidates) that centres the family mean on
@@ -68,9 +72,16 @@ class Prior:
         return max(math.ceil(self.a / target - self.a - self.b), 0)
 
 
-def family_of(contract: Contract) -> str:
-    """``kind/side[/type][/when][/support]``: the contracts that share a base rate."""
+VALUE = "value"
+"""The last step of a value claim's family name (``non_empty/result/string/value``)."""
+
+
+def family_of(contract: Contract, claim: str | None = None) -> str:
+    """``kind/side[/type][/when][/support]``: the contracts that share a base rate;
+    ``kind/side/type/value`` for a structural kind making a value claim of that type."""
     parts = [contract.kind.value, contract.side.value]
+    if claim is not None:
+        return "/".join([*parts, claim, VALUE])
     if contract.kind in _TYPED:
         parts.append(_value_type(contract))
     if contract.when is not None:
@@ -153,21 +164,28 @@ def parent_of(family: str) -> str:
     return "/".join(family.split("/")[:2])
 
 
+def _pooled_by_kind(name: str) -> bool:
+    """Whether a family is centred on its kind and side's pooled rate: structural kinds
+    and schemas, unconditional, not value claims."""
+    kind = name.split("/")[0]
+    structural = kind == Kind.SCHEMA.value or kind in {k.value for k in STRUCTURAL}
+    return structural and "/when" not in name and not name.endswith("/" + VALUE)
+
+
 def fit_families(counts: dict[str, list[tuple[float, float]]]) -> dict[str, Prior]:
-    """One prior per family. A family of a structural kind is centred on the pooled
-    rate of its kind and side (all checks of every value type of it), so a
-    family of two ``type`` candidates on numbers is priced like ``type`` contracts, not
-    like ranges; every other family, conditional ones too (a condition mined on few tasks
-    fails as a value does), on the mean of every candidate's smoothed rate."""
+    """One prior per family. A family of a structural kind (or the schemas of a side) is
+    centred on the pooled rate of its kind and side (all checks of every value type of
+    it), so a family of two ``type`` candidates on numbers is priced like ``type``
+    contracts, not like ranges; every other family, conditional ones (a condition mined
+    on few tasks fails as a value does) and value claims too, on the mean of every
+    candidate's smoothed rate."""
     centre = pooled_mean(c for family in counts.values() for c in family)
     parents: dict[str, list[tuple[float, float]]] = {}
     for name, family in counts.items():
-        if "/when" not in name:
+        if _pooled_by_kind(name):
             parents.setdefault(parent_of(name), []).extend(family)
-    structural = {kind.value for kind in STRUCTURAL}
     return {
         name: fit_prior(family, pooled_rate(parents[parent_of(name)])
-                        if name.split("/")[0] in structural and "/when" not in name
-                        else centre)
+                        if _pooled_by_kind(name) else centre)
         for name, family in sorted(counts.items()) if family
     }  # fmt: skip

@@ -17,6 +17,12 @@ three steps.
    redundant; one the sampled faults never reached is added last, cheapest first, while
    the budget lasts.
 
+Per tool and side, the structural candidates held on every task are one candidate, the
+tool's schema (:mod:`tracemine.mine.schema`), priced from the pooled schema records and
+bought like the others; it is eligible below ``min_tasks`` and in fewer folds, since its
+price comes from the pool. The members it covers are not priced or bought on their own:
+they are kept with ``folded_into`` naming it when it is bought, and dropped with it.
+
 A kept contract another kept contract implies (``positive`` ⇒ ``non_negative`` …) stays
 in the file with ``implied_by`` naming the stronger one — only where the stronger one
 rejects every value the weaker one rejects (:mod:`tracemine.mine.implied`), so a range
@@ -91,13 +97,21 @@ def select(
     priors = pool(candidates)
     summary: dict[str, dict[str, int]] = {}
     eligible: dict[str, list[Priced]] = {}
+    folded = {member for entry in candidates.values() for member in entry.members}
+    members: dict[str, Contract] = {}
     for cid in sorted(candidates):
         entry = candidates[cid]
         tool = entry.contract.tool
         counts = summary.setdefault(tool, {"candidates": 0, "kept": 0, "dropped": 0})
         counts["candidates"] += 1
         evidence = build_evidence(entry, settings, example, priors)
-        if entry.final is None or not _eligible(evidence, settings):
+        if cid in folded:
+            if entry.final is not None:  # kept under its schema, spending nothing itself
+                evidence.fa_share = 0.0 if evidence.fa_share is not None else None
+                members[cid] = entry.final.model_copy(update={"evidence": evidence})
+            continue
+        schema = entry.contract.kind == Kind.SCHEMA
+        if entry.final is None or not (schema or _eligible(evidence, settings)):
             continue
         priced = Priced(cid, entry.final, evidence, evidence.fa_share or 0.0)
         eligible.setdefault(tool, []).append(priced)
@@ -112,14 +126,22 @@ def select(
                 if settings.crossfit else None  # fmt: skip
         spend = settings.crossfit and settings.budget
         chosen = buy(options, found, settings.target_fa) if spend else options
+        added = 0
         for option in chosen:
             update = {"evidence": option.evidence, "description": describe(option.contract)}
             kept.append(option.contract.model_copy(update=update))
+            for member in candidates[option.cid].members:
+                kept.append(members[member].model_copy(update={
+                    "folded_into": option.cid, "description": describe(members[member])}))
+                added += 1
         counts = summary.setdefault(tool, {"candidates": 0, "kept": 0, "dropped": 0})
-        counts["kept"] = len(chosen)
-        counts["dropped"] = counts["candidates"] - len(chosen)
+        counts["kept"] = len(chosen) + added
+        counts["folded"] = added
+        counts["dropped"] = counts["candidates"] - counts["kept"]
         size = tool_sizes.get(tool, (0, 0))
         tools[tool] = _tool_line(tool, size, options, chosen, found, settings, priors)
+        if added:
+            tools[tool]["folded"] = added
     families = {name: {"a": round(p.a, 6), "b": round(p.b, 6), "mean": round(p.mean, 6),
                        "members": p.members} for name, p in priors.items()}  # fmt: skip
     return Selection(
@@ -136,7 +158,7 @@ def pool(candidates: dict[str, Candidate]) -> dict[str, Prior]:
     counts: dict[str, list[tuple[float, float]]] = {}
     for _, entry in sorted(candidates.items()):  # by id: the sums do not follow the input
         if entry.heldout_tasks > 0:
-            family = family_of(entry.contract)
+            family = family_of(entry.contract, entry.claim)
             counts.setdefault(family, []).append(
                 (entry.heldout_task_violations, entry.heldout_tasks)
             )
@@ -224,10 +246,14 @@ def build_evidence(
         confidence=CONFIDENCE,
         counterexamples=examples,
     )
-    family = family_of(entry.final) if entry.final is not None else None
+    family = family_of(entry.final, entry.claim) if entry.final is not None else None
     prior = (priors or {}).get(family or "")
-    if prior is not None and n > 0:
-        mean = max(prior.posterior_mean(k, n), tail_floor(entry.final, support.tasks))
+    # a schema is priced from its pool even without a held-out record of its own (a tool
+    # of two tasks): that is how it reaches tools below --min-tasks
+    whole = entry.final is not None and entry.final.kind == Kind.SCHEMA
+    if prior is not None and (n > 0 or whole):
+        floor = tail_floor(entry.final, support.tasks, entry.claim)
+        mean = max(prior.posterior_mean(k, n), floor)
         tool_calls = sum(entry.tool_calls.get(f, 0) for f in entry.heldout)
         share = min(entry.heldout_calls / tool_calls, 1.0) if tool_calls else 1.0
         evidence.family = family
@@ -252,9 +278,15 @@ range on booking totals in several currencies (22 tasks) and a set of four curre
 (21 tasks) still alarmed on 12-14% of fresh calls of their tools."""
 
 
-def tail_floor(contract: Contract | None, tasks: int) -> float:
-    """The least false-alarm rate a contract of a tail kind is priced at."""
-    if contract is None or contract.kind not in TAIL_KINDS:
+def tail_floor(contract: Contract | None, tasks: int, claim: str | None = None) -> float:
+    """The least false-alarm rate a contract of a tail kind, or a value claim of a
+    structural kind (``claim``: an empty string or list of matches is a new value, as a
+    new extreme is), is priced at."""
+    if contract is None:
+        return 0.0
+    if claim is not None:
+        return TAIL_WEIGHT / (tasks + 2)
+    if contract.kind not in TAIL_KINDS:
         return 0.0
     if contract.kind in (Kind.LE, Kind.LT) and any(p.startswith("len(") for p in contract.paths):
         return 0.0
