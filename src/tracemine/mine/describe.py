@@ -44,8 +44,10 @@ def describe(contract: Contract) -> str:
 
 def _schema(side: str, params: dict) -> str:
     typed, required, non_empty = summary(params.get("schema") or {})
-    return (f"{side} has its mined shape: {typed} typed values, {required} required keys, "
-            f"{non_empty} non-empty")
+    return (
+        f"{side} has its mined shape: {typed} typed values, {required} required keys, "
+        f"{non_empty} non-empty"
+    )
 
 
 def _between(subject: str, params: dict) -> str:

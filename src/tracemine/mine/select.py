@@ -131,8 +131,8 @@ def select(
             update = {"evidence": option.evidence, "description": describe(option.contract)}
             kept.append(option.contract.model_copy(update=update))
             for member in candidates[option.cid].members:
-                kept.append(members[member].model_copy(update={
-                    "folded_into": option.cid, "description": describe(members[member])}))
+                update = {"folded_into": option.cid, "description": describe(members[member])}
+                kept.append(members[member].model_copy(update=update))
                 added += 1
         counts = summary.setdefault(tool, {"candidates": 0, "kept": 0, "dropped": 0})
         counts["kept"] = len(chosen) + added
