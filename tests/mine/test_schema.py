@@ -131,6 +131,16 @@ def test_a_tool_below_min_tasks_gets_a_schema_that_catches_a_broken_field(
     assert jsonschema.Draft202012Validator(schema.params["schema"]).is_valid(GOOD_USER)
 
 
+@pytest.mark.parametrize("address", ["1 Main St", None, [1]], ids=["string", "null", "array"])
+def test_an_object_of_another_type_is_one_alarm_not_one_per_key(
+    mined: ContractFile, address: Any
+) -> None:
+    order = {"order_id": "#W0000001", "items": [{"sku": "SKU-100", "quantity": 1}],
+             "address": address, "total_cents": 500}  # fmt: skip
+    receipt = _monitor(mined).check("get_order", {"order_id": "#W0000001"}, order)
+    assert [(v.kind, v.path) for v in receipt.violations] == [("type", "result.address")]
+
+
 def test_folded_members_are_not_priced_on_their_own(mined: ContractFile) -> None:
     members = [c for c in mined.contracts if c.folded_into]
     assert members

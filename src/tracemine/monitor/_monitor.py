@@ -57,6 +57,32 @@ def _follow_schemas(specs: list[Spec]) -> list[Spec]:
     return out
 
 
+def _one_per_deviation(violations: list[Violation], by_id: dict[str, Spec]) -> list[Violation]:
+    """``violations`` without those of a schema's members under a path where another
+    member of the same schema failed: a string where an object was expected is one
+    deviation, not one more for every key the object should have held."""
+    failed: dict[str, list[str]] = {}
+    for violation in violations:
+        spec = by_id.get(violation.contract_id)
+        if spec is not None and spec.folded_into and spec.paths:
+            failed.setdefault(spec.folded_into, []).append(spec.paths[0].plain)
+    if not failed:
+        return violations
+    out = []
+    for violation in violations:
+        spec = by_id.get(violation.contract_id)
+        if spec is not None and spec.folded_into and spec.paths:
+            path = spec.paths[0].plain
+            if any(_under(path, other) for other in failed[spec.folded_into]):
+                continue
+        out.append(violation)
+    return out
+
+
+def _under(path: str, parent: str) -> bool:
+    return len(path) > len(parent) and path.startswith(parent) and path[len(parent)] in ".[{"
+
+
 class Monitor:
     """Checks tool results against a contract file, advisory: it never raises into the
     agent loop and never changes a result; it returns a :class:`Receipt`.
@@ -239,6 +265,8 @@ class Monitor:
             else:
                 reason = _failure(item)
                 skipped = _skip(skipped, compiled.spec, reason)
+        if violations and len(violations) > 1:
+            violations = _one_per_deviation(violations, self._by_id)
         for check in plan.runs:
             violations, skipped = _run_check(check, run, entry, call_id, violations, skipped)
         if not violations:
