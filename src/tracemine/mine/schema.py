@@ -116,10 +116,12 @@ def schemas(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> dic
 
 
 def _fold_record(entry: Any, fold: int, tested: list[Any]) -> None:
-    """The schema's held-out record in ``fold`` from its members': deviations at one path
-    are one deviation (a null breaks ``type`` and ``not_null`` alike), deviations at
-    different paths are added, up to every task checked — an upper estimate of the
-    tasks with any deviation, so the schema is never priced below its record."""
+    """The schema's held-out record in ``fold`` from its members': deviations within one
+    object are one deviation (a null breaks ``type`` and ``not_null`` alike; an object of
+    another variant misses several keys at once), deviations of different objects are
+    added, up to every task checked — an upper estimate of the tasks with any deviation
+    (the members are counted from summed profiles, which do not say which tasks broke
+    together), so the schema is not priced below its record."""
     per_path: dict[str, tuple[float, int]] = {}
     checked, tasks = 0, 0.0
     examples = []
@@ -127,7 +129,7 @@ def _fold_record(entry: Any, fold: int, tested: list[Any]) -> None:
         found: Measure = member.heldout[fold]
         n, k = member.units[fold]
         checked, tasks = max(checked, found.checked), max(tasks, n)
-        path = member.contract.paths[0]
+        path = _object_of(member.contract)
         worst_k, worst_v = per_path.get(path, (0.0, 0))
         per_path[path] = (max(worst_k, k), max(worst_v, found.violations))
         examples.extend(found.examples)
@@ -136,6 +138,13 @@ def _fold_record(entry: Any, fold: int, tested: list[Any]) -> None:
     broken = min(sum(k for k, _ in per_path.values()), tasks)
     entry.heldout[fold] = Measure(checked, violations, examples[:_EXAMPLES])
     entry.units[fold] = (tasks, broken)
+
+
+def _object_of(contract: Contract) -> str:
+    """The object whose shape a member speaks of: the parent of its path (the root for
+    the root itself)."""
+    path = parse(contract.paths[0])
+    return path.parent.text if path.parent is not None else path.text
 
 
 def build_schema(members: Iterable[Contract]) -> dict[str, Any]:

@@ -19,8 +19,8 @@ three steps.
 
 Per tool and side, the structural candidates held on every task are one candidate, the
 tool's schema (:mod:`tracemine.mine.schema`), priced from the pooled schema records and
-bought like the others; it is eligible below ``min_tasks`` and in fewer folds, since its
-price comes from the pool. The members it covers are not priced or bought on their own:
+bought before the others (the result's first) while it fits the budget; it is eligible
+below ``min_tasks`` and in fewer folds, since its price comes from the pool. The members it covers are not priced or bought on their own:
 they are kept with ``folded_into`` naming it when it is bought, and dropped with it.
 
 A kept contract another kept contract implies (``positive`` ⇒ ``non_negative`` …) stays
@@ -99,6 +99,7 @@ def select(
     eligible: dict[str, list[Priced]] = {}
     folded = {member for entry in candidates.values() for member in entry.members}
     members: dict[str, Contract] = {}
+    alone: dict[str, Priced] = {}  # a member as its own candidate, if its schema is too dear
     for cid in sorted(candidates):
         entry = candidates[cid]
         tool = entry.contract.tool
@@ -106,9 +107,14 @@ def select(
         counts["candidates"] += 1
         evidence = build_evidence(entry, settings, example, priors)
         if cid in folded:
-            if entry.final is not None:  # kept under its schema, spending nothing itself
-                evidence.fa_share = 0.0 if evidence.fa_share is not None else None
-                members[cid] = entry.final.model_copy(update={"evidence": evidence})
+            if entry.final is None:
+                continue
+            if _eligible(evidence, settings):
+                alone[cid] = Priced(cid, entry.final, evidence, evidence.fa_share or 0.0)
+            # kept under its schema, spending nothing itself
+            share = 0.0 if evidence.fa_share is not None else None
+            folded_evidence = evidence.model_copy(update={"fa_share": share})
+            members[cid] = entry.final.model_copy(update={"evidence": folded_evidence})
             continue
         schema = entry.contract.kind == Kind.SCHEMA
         if entry.final is None or not (schema or _eligible(evidence, settings)):
@@ -125,7 +131,26 @@ def select(
             option.evidence.detection = round(found.detection([option.cid]), 4) \
                 if settings.crossfit else None  # fmt: skip
         spend = settings.crossfit and settings.budget
-        chosen = buy(options, found, settings.target_fa) if spend else options
+        # the schemas first, the result's before the arguments': what a plain inferred
+        # schema would catch is never given up for value contracts the sampled faults
+        # may not reach (a tool whose sample catches nothing buys cheapest first). A
+        # schema over the budget leaves its members to be bought one by one, priced by
+        # their kinds' pools, as before there were schemas.
+        wholes = sorted((o for o in options if o.contract.kind == Kind.SCHEMA),
+                        key=lambda o: o.contract.side.value != "result")  # fmt: skip
+        rest = [o for o in options if o.contract.kind != Kind.SCHEMA]
+        fits, spent = [], 0.0
+        for whole in wholes:
+            if spent + whole.price <= settings.target_fa:
+                fits.append(whole)
+                spent += whole.price
+            else:
+                rest += [alone[m] for m in candidates[whole.cid].members if m in alone]
+        for option in rest:
+            option.catches = found.catches.get(option.cid, set())
+            option.evidence.detection = round(found.detection([option.cid]), 4) \
+                if settings.crossfit else None  # fmt: skip
+        chosen = buy(rest, found, settings.target_fa, fits) if spend else options
         added = 0
         for option in chosen:
             update = {"evidence": option.evidence, "description": describe(option.contract)}
@@ -173,14 +198,22 @@ def _eligible(evidence: Evidence, settings: Settings) -> bool:
     return evidence.folds_proposed >= settings.min_folds and bool(evidence.heldout_tasks)
 
 
-def buy(options: list[Priced], faults: ToolFaults, budget: float) -> list[Priced]:
-    """The greedy purchase: most new detection per unit of price first (lazily
-    re-evaluated: a candidate's gain only shrinks as others are bought), then candidates
-    the sampled faults never reached, cheapest first, while ``budget`` lasts."""
+def buy(
+    options: list[Priced], faults: ToolFaults, budget: float, first: list[Priced] | None = None
+) -> list[Priced]:
+    """The greedy purchase: ``first`` in its order, each while ``budget`` lasts; then
+    most new detection per unit of price first (lazily re-evaluated: a candidate's gain
+    only shrinks as others are bought), then candidates the sampled faults never reached,
+    cheapest first, while ``budget`` lasts."""
     floor = budget * 1e-3  # a free contract still ranks by what it catches
     caught: set[int] = set()
     spent = 0.0
     chosen: list[Priced] = []
+    for option in first or ():
+        if spent + option.price <= budget:
+            chosen.append(option)
+            spent += option.price
+            caught |= option.catches
 
     def gain(option: Priced) -> float:
         return sum(faults.weights[i] for i in option.catches - caught)
