@@ -20,8 +20,10 @@ three steps.
 Per tool and side, the structural candidates held on every task are one candidate, the
 tool's schema (:mod:`tracemine.mine.schema`), priced from the pooled schema records and
 bought before the others (the result's first) while it fits the budget; it is eligible
-below ``min_tasks`` and in fewer folds, since its price comes from the pool. The members it covers are not priced or bought on their own:
-they are kept with ``folded_into`` naming it when it is bought, and dropped with it.
+below ``min_tasks`` and in fewer folds, since its price comes from the pool. The members
+it covers are not priced or bought on their own while it is bought: they are kept with
+``folded_into`` naming it. A schema over the budget is not kept, and its members are then
+candidates of their own, priced by their kinds' pools.
 
 A kept contract another kept contract implies (``positive`` ⇒ ``non_negative`` …) stays
 in the file with ``implied_by`` naming the stronger one — only where the stronger one
