@@ -19,11 +19,11 @@ three steps.
 
 Per tool and side, the structural candidates held on every task are one candidate, the
 tool's schema (:mod:`tracemine.mine.schema`), priced from the pooled schema records and
-bought before the others (the result's first) while it fits the budget; it is eligible
-below ``min_tasks`` and in fewer folds, since its price comes from the pool. The members
+bought like the others, by what it catches per unit of price; it is eligible below
+``min_tasks`` and in fewer folds, since its price comes from the pool. The members
 it covers are not priced or bought on their own while it is bought: they are kept with
 ``folded_into`` naming it. A schema over the budget is not kept, and its members are then
-candidates of their own, priced by their kinds' pools.
+candidates of their own, priced by their kinds' pools, bought with what is left.
 
 A kept contract another kept contract implies (``positive`` ⇒ ``non_negative`` …) stays
 in the file with ``implied_by`` naming the stronger one — only where the stronger one
@@ -133,26 +133,9 @@ def select(
             option.evidence.detection = round(found.detection([option.cid]), 4) \
                 if settings.crossfit else None  # fmt: skip
         spend = settings.crossfit and settings.budget
-        # the schemas first, the result's before the arguments': what a plain inferred
-        # schema would catch is never given up for value contracts the sampled faults
-        # may not reach (a tool whose sample catches nothing buys cheapest first). A
-        # schema over the budget leaves its members to be bought one by one, priced by
-        # their kinds' pools, as before there were schemas.
-        wholes = sorted((o for o in options if o.contract.kind == Kind.SCHEMA),
-                        key=lambda o: o.contract.side.value != "result")  # fmt: skip
-        rest = [o for o in options if o.contract.kind != Kind.SCHEMA]
-        fits, spent = [], 0.0
-        for whole in wholes:
-            if spent + whole.price <= settings.target_fa:
-                fits.append(whole)
-                spent += whole.price
-            else:
-                rest += [alone[m] for m in candidates[whole.cid].members if m in alone]
-        for option in rest:
-            option.catches = found.catches.get(option.cid, set())
-            option.evidence.detection = round(found.detection([option.cid]), 4) \
-                if settings.crossfit else None  # fmt: skip
-        chosen = buy(rest, found, settings.target_fa, fits) if spend else options
+        chosen = buy(options, found, settings.target_fa) if spend else options
+        if spend:
+            chosen = _members_alone(chosen, options, candidates, alone, found, settings)
         added = 0
         for option in chosen:
             update = {"evidence": option.evidence, "description": describe(option.contract)}
@@ -198,6 +181,29 @@ def _eligible(evidence: Evidence, settings: Settings) -> bool:
     if not settings.crossfit:
         return True
     return evidence.folds_proposed >= settings.min_folds and bool(evidence.heldout_tasks)
+
+
+def _members_alone(
+    chosen: list[Priced],
+    options: list[Priced],
+    candidates: dict[str, Candidate],
+    alone: dict[str, Priced],
+    faults: ToolFaults,
+    settings: Settings,
+) -> list[Priced]:
+    """``chosen``, and then, for each schema it left out (dearer than what it adds), its
+    members as candidates of their own, priced by their kinds' pools as before there
+    were schemas, bought with what the budget has left."""
+    taken = {o.cid for o in chosen}
+    left_out = {o.cid for o in options if o.contract.kind == Kind.SCHEMA and o.cid not in taken}
+    more = [alone[m] for cid in sorted(left_out) for m in candidates[cid].members if m in alone]
+    if not more:
+        return chosen
+    for option in more:
+        option.catches = faults.catches.get(option.cid, set())
+        option.evidence.detection = round(faults.detection([option.cid]), 4)
+    rest = [o for o in options if o.cid not in taken and o.cid not in left_out]
+    return buy(rest + more, faults, settings.target_fa, chosen)
 
 
 def buy(
