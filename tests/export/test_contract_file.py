@@ -67,7 +67,7 @@ def test_round_trip(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda d: d.update(schema_version="2"), "schema_version '2' is not supported"),
+        (lambda d: d.update(schema_version="3"), "schema_version '3' is not supported"),
         (lambda d: d.pop("schema_version"), "no schema_version"),
         (lambda d: d["contracts"][0].update(kind="nope"), "contracts[0] (c_"),
         (lambda d: d["contracts"][0]["params"].clear(), "params: {} is not valid"),

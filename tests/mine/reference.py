@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import jsonschema
 from reference_paths import MISSING, evaluate, parse, select
 
 from tracemine.mine.formats import CURRENCIES, FORMAT_NAMES
@@ -61,6 +62,9 @@ def holds(contract: Contract, args: Any, result: Any) -> bool | None:
     if contract.when is not None and not _predicate(contract.when, args, result):
         return None
     kind, params = contract.kind, contract.params
+    if kind == Kind.SCHEMA:  # read by the JSON Schema validator, not by the product
+        value = args if contract.side.value == "args" else result
+        return jsonschema.Draft202012Validator(params["schema"]).is_valid(value)
     path = parse(contract.paths[0])
     if kind == Kind.PRESENT:
         parent = path.parent

@@ -22,7 +22,8 @@ def test_small_shop_matches_golden(tmp_path: Path) -> None:
         "summary": result.provenance["summary"],
         "contracts": [
             c.model_dump(mode="json", include={"id", "tool", "side", "kind", "paths", "params",
-                                               "when", "description", "implied_by", "evidence"})
+                                               "when", "description", "implied_by", "folded_into",
+                                               "evidence"})
             for c in result.contracts
         ],
     }  # fmt: skip

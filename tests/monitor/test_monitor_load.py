@@ -35,7 +35,7 @@ GOOD = {
         ("not json", "not JSON"),
         ([], "expected a JSON object"),
         ({"contracts": []}, "no schema_version"),
-        ({"schema_version": "2", "contracts": []}, "schema_version '2' is not supported"),
+        ({"schema_version": "3", "contracts": []}, "schema_version '3' is not supported"),
         ({"schema_version": "1", "contracts": {}}, "'contracts' must be a list"),
         ({"schema_version": "1", "contracts": [{**GOOD, "kind": "vibes"}]}, "unknown kind 'vibes'"),
         (

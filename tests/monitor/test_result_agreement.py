@@ -85,6 +85,8 @@ def test_every_view_of_a_result_gets_the_same_verdict(
                 for r in replay(monitor, records.values()) for o in r.calls if o.receipt}  # fmt: skip
     assert replayed == parsed
     found = Counter(cid for ids in parsed.values() for cid in ids)
-    assert sum(found.values()) >= 10  # faults are found, not only silence agreed on
+    # faults are found, not only silence agreed on: counted in calls, since a result of
+    # another type is one alarm, not one more for each key a schema's member expected
+    assert sum(1 for ids in parsed.values() if ids) >= 5
     report = check(trace, contracts)
     assert {c.contract_id: c.violated for c in report.contracts if c.violated} == dict(found)

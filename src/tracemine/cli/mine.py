@@ -146,18 +146,20 @@ def render(result: ContractFile, out: Path) -> None:
         Column("tool"),
         *(Column(name, compact, numeric=True) for name, compact in (
             ("calls", None), ("tasks", None), ("candidates", "cand."), ("kept", None),
-            ("implied", "impl."), ("conditional", "cond."), ("predicted FA", "pred.\nFA"),
+            ("implied", "impl."), ("folded", "fold."), ("conditional", "cond."),
+            ("predicted FA", "pred.\nFA"),
             ("est. detection", "est.\ndet."))),
     ]  # fmt: skip
     rows = []
     for tool, counts in summary.items():
         mine_ = [c for c in result.contracts if c.tool == tool]
         implied = sum(1 for c in mine_ if c.implied_by)
+        folded = sum(1 for c in mine_ if c.folded_into)
         conditional = sum(1 for c in mine_ if c.when is not None)
         line = tools.get(tool, {})
         rows.append([tool, str(line.get("calls", "")), str(line.get("tasks", "")),
                      str(counts["candidates"]), str(counts["kept"]), str(implied),
-                     str(conditional), _share(line.get("predicted_fa")),
+                     str(folded), str(conditional), _share(line.get("predicted_fa")),
                      _share(line.get("predicted_detection"))])  # fmt: skip
     table, _ = fit(f"mine → {out}", columns, rows, console.width)
     console.print(table)
@@ -170,6 +172,14 @@ def render(result: ContractFile, out: Path) -> None:
         f"{params.get('target_fa')}) in {result.provenance.get('seconds', 0):.1f} s; "
         f"profiles {'reused' if profile.get('reused') else 'computed'}"
     )
+    folded = sum(1 for c in result.contracts if c.folded_into)
+    if folded:
+        schemas = sum(1 for c in result.contracts if c.kind.value == "schema")
+        read = sum(1 for c in result.contracts if not c.folded_into and not c.implied_by)
+        console.print(
+            f"{schemas} schemas (one per tool and side) cover {folded} structural contracts "
+            f"(folded_into): {read} contracts to review"
+        )
     maps = profile.get("maps") or []
     if maps:
         named = [f"{m['path']} ({m['tool']})" for m in maps]

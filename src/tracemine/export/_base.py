@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tracemine.model.contract import Contract, ContractFile, ContractStatus
+from tracemine.model.contract import Contract, ContractFile, ContractStatus, Kind
 
 
 class Unexpressed(BaseModel):
@@ -67,7 +67,15 @@ def select_contracts(contracts: ContractFile, include_proposed: bool = False) ->
     wanted = {ContractStatus.ACCEPTED}
     if include_proposed:
         wanted.add(ContractStatus.PROPOSED)
-    return [c for c in contracts.contracts if c.status in wanted]
+    # a contract folded into a schema goes out with it, as the monitor enforces it
+    schemas = {c.id: c.status for c in contracts.contracts if c.kind == Kind.SCHEMA}
+    return [c for c in contracts.contracts if _status(c, schemas) in wanted]
+
+
+def _status(contract: Contract, schemas: dict[str, ContractStatus]) -> ContractStatus:
+    followed = schemas.get(contract.folded_into or "")
+    stays = (ContractStatus.REJECTED, ContractStatus.MUTED)
+    return contract.status if followed is None or contract.status in stays else followed
 
 
 def by_tool(contracts: Iterable[Contract]) -> dict[str, list[Contract]]:

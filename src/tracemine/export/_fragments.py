@@ -136,6 +136,9 @@ def fragment_body(c: Contract, json_types: dict[str, str] | None = None) -> dict
         raise Unexpressible(f"path does not parse: {exc}") from None
     if path.root != "result":
         raise Unexpressible("addresses the arguments")
+    if c.kind == Kind.SCHEMA:  # already the result's schema: everything but the dialect
+        return {k: copy.deepcopy(v) for k, v in c.params.get("schema", {}).items()
+                if k != "$schema"}  # fmt: skip
     if path.function == "len":
         body = _wrap(path.steps, _length_of(c))
     elif path.function is not None:

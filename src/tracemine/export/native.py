@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from tracemine.export._base import Exported, Options
-from tracemine.model.contract import Contract, ContractFile, ContractStatus
+from tracemine.model.contract import SCHEMA_VERSION, Contract, ContractFile, ContractStatus
 from tracemine.monitor import ContractLoadError, Monitor
 
 
 def monitor_problem(contract: Contract) -> str | None:
     """Why the monitor would refuse ``contract``, or ``None``."""
     document: dict[str, Any] = {
-        "schema_version": "1",
+        "schema_version": SCHEMA_VERSION,
         "contracts": [contract.model_dump(mode="json", include={"id", "tool", "side", "kind",
                                                                  "paths", "params", "when"})],
     }  # fmt: skip
@@ -47,6 +47,9 @@ def native_file(contracts: list[Contract], source: ContractFile) -> tuple[Contra
         else c
         for c in kept
     ]  # fmt: skip
+    # a member of a schema left out is enforced on its own status, as before schemas
+    kept = [c.model_copy(update={"folded_into": None})
+            if c.folded_into and c.folded_into not in ids else c for c in kept]  # fmt: skip
     proposed = sum(c.status == ContractStatus.PROPOSED for c in kept)
     export: dict[str, Any] = {"format": "native", "contracts": len(kept)}
     if proposed:

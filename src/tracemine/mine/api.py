@@ -22,6 +22,7 @@ from tracemine.mine.crossfit import crossfit as crossfit_tasks
 from tracemine.mine.detect import estimate
 from tracemine.mine.noise import mark_noisy
 from tracemine.mine.relations import Relations, find_pairs
+from tracemine.mine.schema import add_catches, schemas
 from tracemine.mine.select import Settings, select
 from tracemine.mine.shards import LocalShards, Shards
 from tracemine.mine.state import ensure_calls, ensure_profiles, run_counts, runs_of
@@ -175,12 +176,14 @@ def mine_shards(
             ctx.shared = shared
         step = "counting held-out violations"
         candidates = crossfit_tasks(shards, contexts, survey)
+        added = schemas(candidates, contexts)
         settings = Settings(o.folds if o.crossfit else 0, o.target_fa, o.min_tasks,
                             o.min_folds if o.min_folds is not None else max(o.folds - 1, 1),
                             o.crossfit, o.budget)  # fmt: skip
         finals = [c.final for c in candidates.values() if c.final is not None]
         step = "estimating detection"
         faults = estimate(shards, finals, o.seed)
+        add_catches(added, faults)
         chosen = select(candidates, settings, lambda keys: call_info(shards, keys), tool_sizes,
                         faults)  # fmt: skip
         kept, summary = chosen.kept, chosen.summary

@@ -42,6 +42,10 @@ class Candidate:
     """Per held-out fold, (checked, violations) in tasks (:func:`pooling.effective`)."""
     tool_calls: dict[int, int] = field(default_factory=dict)
     """Per held-out fold, the tool's calls there: how much of the tool a contract checks."""
+    claim: str | None = None
+    """The value type, when a structural kind makes a value claim (:func:`schema.value_claim`)."""
+    members: tuple[str, ...] = ()
+    """A schema's members: the ids of the structural candidates it covers."""
 
     @property
     def heldout_tasks(self) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from tracemine.mine.schema import summary
 from tracemine.model.contract import Contract, Kind
 
 _KIND_ORDER = {kind: position for position, kind in enumerate(Kind)}
@@ -34,10 +35,19 @@ def describe(contract: Contract) -> str:
         Kind.SUM_EQUALS: lambda: f"{first} == {p[-1]} (± {params.get('tolerance', 0)})",
         Kind.MEMBER: lambda: f"{first} in {p[-1]}",
         Kind.SUBSET: lambda: f"every {first} in {p[-1]}",
+        Kind.SCHEMA: lambda: _schema(first, params),
     }.get(kind, lambda: f"{kind.value}({', '.join(p)})")()
     if contract.when is not None:
         text += f" when {contract.when.render()}"
     return text
+
+
+def _schema(side: str, params: dict) -> str:
+    typed, required, non_empty = summary(params.get("schema") or {})
+    return (
+        f"{side} has its mined shape: {typed} typed values, {required} required keys, "
+        f"{non_empty} non-empty"
+    )
 
 
 def _between(subject: str, params: dict) -> str:

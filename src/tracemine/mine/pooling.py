@@ -16,6 +16,10 @@ some folds and counted on the held-out ones.
   separates an enum of strings from a set of numbers, and bounds fitted on five tasks
   are exceeded far more often than bounds fitted on a hundred. :func:`family_of` is the
   one place that says so.
+  A structural kind making a value claim (``non_empty`` on a string, on a list of
+  matches, ``present`` under an optional parent: :func:`tracemine.mine.schema.value_claim`)
+  is in a family of its own, ``kind/side/type/value``, apart from the structural pool. A
+  tool's schema (``schema/side``) is priced from the schemas of every tool.
 - **Model.** Within a family, each candidate's failure rate is a draw from Beta(a, b);
   (a, b) maximise the Beta-binomial marginal likelihood of the family's (k, n) under a
   weak hyperprior (worth ``PRIOR_WEIGHT`` candidates) that centres the family mean on
@@ -34,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import betaln
+from scipy.special import betaln, digamma
 
 from tracemine.model.contract import Contract, Kind
 
@@ -68,9 +72,16 @@ class Prior:
         return max(math.ceil(self.a / target - self.a - self.b), 0)
 
 
-def family_of(contract: Contract) -> str:
-    """``kind/side[/type][/when][/support]``: the contracts that share a base rate."""
+VALUE = "value"
+"""The last step of a value claim's family name (``non_empty/result/string/value``)."""
+
+
+def family_of(contract: Contract, claim: str | None = None) -> str:
+    """``kind/side[/type][/when][/support]``: the contracts that share a base rate;
+    ``kind/side/type/value`` for a structural kind making a value claim of that type."""
     parts = [contract.kind.value, contract.side.value]
+    if claim is not None:
+        return "/".join([*parts, claim, VALUE])
     if contract.kind in _TYPED:
         parts.append(_value_type(contract))
     if contract.when is not None:
@@ -125,17 +136,29 @@ def fit_prior(counts: list[tuple[float, float]], centre: float) -> Prior:
     centre = min(max(centre, 1e-4), 1 - 1e-4)
     alpha0, beta0 = 1.0 + PRIOR_WEIGHT * centre, 1.0 + PRIOR_WEIGHT * (1 - centre)
 
-    def loss(x: np.ndarray) -> float:
+    m = len(k)
+
+    def loss(x: np.ndarray) -> tuple[float, np.ndarray]:
         mu = 1.0 / (1.0 + math.exp(-x[0]))
         s = math.exp(x[1])
         a, b = mu * s, (1 - mu) * s
-        fit = float(np.sum(betaln(k + a, n - k + b)) - len(k) * betaln(a, b))
+        fit = float(np.sum(betaln(k + a, n - k + b)) - m * betaln(a, b))
         hyper = (alpha0 - 1) * math.log(mu) + (beta0 - 1) * math.log1p(-mu)
-        return -(fit + hyper)
+        # the gradient, written out: a family is fitted in a few evaluations, not the
+        # dozens finite differences take (mining fits one prior per family)
+        whole = digamma(n + a + b)
+        d_a = float(np.sum(digamma(k + a) - whole)) - m * (digamma(a) - digamma(a + b))
+        d_b = float(np.sum(digamma(n - k + b) - whole)) - m * (digamma(b) - digamma(a + b))
+        d_mu = (alpha0 - 1) / mu - (beta0 - 1) / (1 - mu)
+        slope = mu * (1 - mu)
+        d_x0 = (d_a - d_b) * s * slope + d_mu * slope
+        d_x1 = d_a * a + d_b * b
+        return -(fit + hyper), -np.array([d_x0, d_x1])
 
     lo, hi = (math.log(v) for v in CONCENTRATION)
     start = np.array([math.log(centre / (1 - centre)), math.log(2.0)])
-    found = minimize(loss, start, method="L-BFGS-B", bounds=[(-12.0, 12.0), (lo, hi)])
+    found = minimize(loss, start, jac=True, method="L-BFGS-B",
+                     bounds=[(-12.0, 12.0), (lo, hi)])  # fmt: skip
     mu = 1.0 / (1.0 + math.exp(-float(found.x[0])))
     s = math.exp(float(found.x[1]))
     return Prior(mu * s, (1 - mu) * s, len(counts))
@@ -153,21 +176,28 @@ def parent_of(family: str) -> str:
     return "/".join(family.split("/")[:2])
 
 
+def _pooled_by_kind(name: str) -> bool:
+    """Whether a family is centred on its kind and side's pooled rate: structural kinds
+    and schemas, unconditional, not value claims."""
+    kind = name.split("/")[0]
+    structural = kind == Kind.SCHEMA.value or kind in {k.value for k in STRUCTURAL}
+    return structural and "/when" not in name and not name.endswith("/" + VALUE)
+
+
 def fit_families(counts: dict[str, list[tuple[float, float]]]) -> dict[str, Prior]:
-    """One prior per family. A family of a structural kind is centred on the pooled
-    rate of its kind and side (all checks of every value type of it), so a
-    family of two ``type`` candidates on numbers is priced like ``type`` contracts, not
-    like ranges; every other family, conditional ones too (a condition mined on few tasks
-    fails as a value does), on the mean of every candidate's smoothed rate."""
+    """One prior per family. A family of a structural kind (or the schemas of a side) is
+    centred on the pooled rate of its kind and side (all checks of every value type of
+    it), so a family of two ``type`` candidates on numbers is priced like ``type``
+    contracts, not like ranges; every other family, conditional ones (a condition mined
+    on few tasks fails as a value does) and value claims too, on the mean of every
+    candidate's smoothed rate."""
     centre = pooled_mean(c for family in counts.values() for c in family)
     parents: dict[str, list[tuple[float, float]]] = {}
     for name, family in counts.items():
-        if "/when" not in name:
+        if _pooled_by_kind(name):
             parents.setdefault(parent_of(name), []).extend(family)
-    structural = {kind.value for kind in STRUCTURAL}
     return {
         name: fit_prior(family, pooled_rate(parents[parent_of(name)])
-                        if name.split("/")[0] in structural and "/when" not in name
-                        else centre)
+                        if _pooled_by_kind(name) else centre)
         for name, family in sorted(counts.items()) if family
     }  # fmt: skip

@@ -17,6 +17,14 @@ three steps.
    redundant; one the sampled faults never reached is added last, cheapest first, while
    the budget lasts.
 
+Per tool and side, the structural candidates held on every task are one candidate, the
+tool's schema (:mod:`tracemine.mine.schema`), priced from the pooled schema records and
+bought like the others, by what it catches per unit of price; it is eligible below
+``min_tasks`` and in fewer folds, since its price comes from the pool. The members
+it covers are not priced or bought on their own while it is bought: they are kept with
+``folded_into`` naming it. A schema over the budget is not kept, and its members are then
+candidates of their own, priced by their kinds' pools, bought with what is left.
+
 A kept contract another kept contract implies (``positive`` ⇒ ``non_negative`` …) stays
 in the file with ``implied_by`` naming the stronger one — only where the stronger one
 rejects every value the weaker one rejects (:mod:`tracemine.mine.implied`), so a range
@@ -91,13 +99,27 @@ def select(
     priors = pool(candidates)
     summary: dict[str, dict[str, int]] = {}
     eligible: dict[str, list[Priced]] = {}
+    folded = {member for entry in candidates.values() for member in entry.members}
+    members: dict[str, Contract] = {}
+    alone: dict[str, Priced] = {}  # a member as its own candidate, if its schema is too dear
     for cid in sorted(candidates):
         entry = candidates[cid]
         tool = entry.contract.tool
         counts = summary.setdefault(tool, {"candidates": 0, "kept": 0, "dropped": 0})
         counts["candidates"] += 1
         evidence = build_evidence(entry, settings, example, priors)
-        if entry.final is None or not _eligible(evidence, settings):
+        if cid in folded:
+            if entry.final is None:
+                continue
+            if _eligible(evidence, settings):
+                alone[cid] = Priced(cid, entry.final, evidence, evidence.fa_share or 0.0)
+            # kept under its schema, spending nothing itself
+            share = 0.0 if evidence.fa_share is not None else None
+            folded_evidence = evidence.model_copy(update={"fa_share": share})
+            members[cid] = entry.final.model_copy(update={"evidence": folded_evidence})
+            continue
+        schema = entry.contract.kind == Kind.SCHEMA
+        if entry.final is None or not (schema or _eligible(evidence, settings)):
             continue
         priced = Priced(cid, entry.final, evidence, evidence.fa_share or 0.0)
         eligible.setdefault(tool, []).append(priced)
@@ -112,14 +134,24 @@ def select(
                 if settings.crossfit else None  # fmt: skip
         spend = settings.crossfit and settings.budget
         chosen = buy(options, found, settings.target_fa) if spend else options
+        if spend:
+            chosen = _members_alone(chosen, options, candidates, alone, found, settings)
+        added = 0
         for option in chosen:
             update = {"evidence": option.evidence, "description": describe(option.contract)}
             kept.append(option.contract.model_copy(update=update))
+            for member in candidates[option.cid].members:
+                update = {"folded_into": option.cid, "description": describe(members[member])}
+                kept.append(members[member].model_copy(update=update))
+                added += 1
         counts = summary.setdefault(tool, {"candidates": 0, "kept": 0, "dropped": 0})
-        counts["kept"] = len(chosen)
-        counts["dropped"] = counts["candidates"] - len(chosen)
+        counts["kept"] = len(chosen) + added
+        counts["folded"] = added
+        counts["dropped"] = counts["candidates"] - counts["kept"]
         size = tool_sizes.get(tool, (0, 0))
         tools[tool] = _tool_line(tool, size, options, chosen, found, settings, priors)
+        if added:
+            tools[tool]["folded"] = added
     families = {name: {"a": round(p.a, 6), "b": round(p.b, 6), "mean": round(p.mean, 6),
                        "members": p.members} for name, p in priors.items()}  # fmt: skip
     return Selection(
@@ -136,7 +168,7 @@ def pool(candidates: dict[str, Candidate]) -> dict[str, Prior]:
     counts: dict[str, list[tuple[float, float]]] = {}
     for _, entry in sorted(candidates.items()):  # by id: the sums do not follow the input
         if entry.heldout_tasks > 0:
-            family = family_of(entry.contract)
+            family = family_of(entry.contract, entry.claim)
             counts.setdefault(family, []).append(
                 (entry.heldout_task_violations, entry.heldout_tasks)
             )
@@ -151,14 +183,45 @@ def _eligible(evidence: Evidence, settings: Settings) -> bool:
     return evidence.folds_proposed >= settings.min_folds and bool(evidence.heldout_tasks)
 
 
-def buy(options: list[Priced], faults: ToolFaults, budget: float) -> list[Priced]:
-    """The greedy purchase: most new detection per unit of price first (lazily
-    re-evaluated: a candidate's gain only shrinks as others are bought), then candidates
-    the sampled faults never reached, cheapest first, while ``budget`` lasts."""
+def _members_alone(
+    chosen: list[Priced],
+    options: list[Priced],
+    candidates: dict[str, Candidate],
+    alone: dict[str, Priced],
+    faults: ToolFaults,
+    settings: Settings,
+) -> list[Priced]:
+    """``chosen``, and then, for each schema it left out (dearer than what it adds), its
+    members as candidates of their own, priced by their kinds' pools as before there
+    were schemas, bought with what the budget has left."""
+    taken = {o.cid for o in chosen}
+    left_out = {o.cid for o in options if o.contract.kind == Kind.SCHEMA and o.cid not in taken}
+    more = [alone[m] for cid in sorted(left_out) for m in candidates[cid].members if m in alone]
+    if not more:
+        return chosen
+    for option in more:
+        option.catches = faults.catches.get(option.cid, set())
+        option.evidence.detection = round(faults.detection([option.cid]), 4)
+    rest = [o for o in options if o.cid not in taken and o.cid not in left_out]
+    return buy(rest + more, faults, settings.target_fa, chosen)
+
+
+def buy(
+    options: list[Priced], faults: ToolFaults, budget: float, first: list[Priced] | None = None
+) -> list[Priced]:
+    """The greedy purchase: ``first`` in its order, each while ``budget`` lasts; then
+    most new detection per unit of price first (lazily re-evaluated: a candidate's gain
+    only shrinks as others are bought), then candidates the sampled faults never reached,
+    cheapest first, while ``budget`` lasts."""
     floor = budget * 1e-3  # a free contract still ranks by what it catches
     caught: set[int] = set()
     spent = 0.0
     chosen: list[Priced] = []
+    for option in first or ():
+        if spent + option.price <= budget:
+            chosen.append(option)
+            spent += option.price
+            caught |= option.catches
 
     def gain(option: Priced) -> float:
         return sum(faults.weights[i] for i in option.catches - caught)
@@ -224,10 +287,14 @@ def build_evidence(
         confidence=CONFIDENCE,
         counterexamples=examples,
     )
-    family = family_of(entry.final) if entry.final is not None else None
+    family = family_of(entry.final, entry.claim) if entry.final is not None else None
     prior = (priors or {}).get(family or "")
-    if prior is not None and n > 0:
-        mean = max(prior.posterior_mean(k, n), tail_floor(entry.final, support.tasks))
+    # a schema is priced from its pool even without a held-out record of its own (a tool
+    # of two tasks): that is how it reaches tools below --min-tasks
+    whole = entry.final is not None and entry.final.kind == Kind.SCHEMA
+    if prior is not None and (n > 0 or whole):
+        floor = tail_floor(entry.final, support.tasks, entry.claim)
+        mean = max(prior.posterior_mean(k, n), floor)
         tool_calls = sum(entry.tool_calls.get(f, 0) for f in entry.heldout)
         share = min(entry.heldout_calls / tool_calls, 1.0) if tool_calls else 1.0
         evidence.family = family
@@ -252,9 +319,15 @@ range on booking totals in several currencies (22 tasks) and a set of four curre
 (21 tasks) still alarmed on 12-14% of fresh calls of their tools."""
 
 
-def tail_floor(contract: Contract | None, tasks: int) -> float:
-    """The least false-alarm rate a contract of a tail kind is priced at."""
-    if contract is None or contract.kind not in TAIL_KINDS:
+def tail_floor(contract: Contract | None, tasks: int, claim: str | None = None) -> float:
+    """The least false-alarm rate a contract of a tail kind, or a value claim of a
+    structural kind (``claim``: an empty string or list of matches is a new value, as a
+    new extreme is), is priced at."""
+    if contract is None:
+        return 0.0
+    if claim is not None:
+        return TAIL_WEIGHT / (tasks + 2)
+    if contract.kind not in TAIL_KINDS:
         return 0.0
     if contract.kind in (Kind.LE, Kind.LT) and any(p.startswith("len(") for p in contract.paths):
         return 0.0

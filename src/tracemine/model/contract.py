@@ -21,6 +21,9 @@ that checks it live in their own stages. Parameters by kind (``params``):
     call_cap    {"max": n}                                                        (run)
     expected_tools {"family": f, "required": [...], "forbidden": [...]}           (run)
     completeness {}       every call answered exactly once with its own id        (run)
+    schema      {"schema": {...}}               paths: [args|result]; the JSON Schema
+                (2020-12) of what always held on one side of a tool: the per-path
+                structural contracts it covers name it in ``folded_into``
 
 ``when`` makes any of them conditional: the contract applies only to calls where the
 predicate holds (``args.status == "open"``).
@@ -41,8 +44,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tracemine._atomic import write_atomic
 from tracemine.errors import ContractFileError
 
-SCHEMA_VERSION = "1"
-"""Version of the contract file format; readers refuse other versions."""
+SCHEMA_VERSION = "2"
+"""Version of the contract file format this tracemine writes."""
+READABLE_VERSIONS = ("1", "2")
+"""Versions it reads: version 2 added the ``schema`` kind and ``folded_into``, so a
+version 1 file is a version 2 file without them. Readers refuse other versions."""
 
 
 class Kind(StrEnum):
@@ -74,6 +80,8 @@ class Kind(StrEnum):
     BOUNDED_BY = "bounded_by"
     CALL_CAP = "call_cap"
     EXPECTED_TOOLS = "expected_tools"
+    # one side of one tool as a whole
+    SCHEMA = "schema"
 
 
 RUN_KINDS = frozenset(
@@ -265,6 +273,7 @@ KIND_RULES: dict[Kind, _Rule] = {
         "required": {"type": "array", "items": {"type": "string"}},
         "forbidden": {"type": "array", "items": {"type": "string"}}}}),
     Kind.COMPLETENESS: ((0, None), {}),
+    Kind.SCHEMA: ((1, 1), _needs("schema", {"type": "object"})),
 }  # fmt: skip
 for _kind in (Kind.PRESENT, Kind.NOT_NULL, Kind.NON_NEGATIVE, Kind.POSITIVE, Kind.NON_EMPTY,
               Kind.UNIQUE):  # fmt: skip
@@ -308,6 +317,11 @@ class Contract(BaseModel):
     decision: Decision | None = None
     evidence: Evidence | None = None
     implied_by: str | None = None
+    folded_into: str | None = Field(
+        None,
+        description="the schema contract that covers this structural contract: reviewed, "
+        "priced and bought with it; the monitor enforces it while the schema is enforced",
+    )
     recovery: Recovery | None = None
     declared: dict[str, Any] | None = Field(
         None, description="what the schema declared, when it differs from params"
@@ -420,15 +434,16 @@ def parse_contracts(data: Any, origin: str = "contract file") -> ContractFile:
     """Validate an already parsed contract document; see :func:`load_contracts`."""
     if not isinstance(data, dict) or "schema_version" not in data:
         raise ContractFileError(f"{origin}: no schema_version field; not a tracemine contract file")
-    if str(data["schema_version"]) != SCHEMA_VERSION:
+    if str(data["schema_version"]) not in READABLE_VERSIONS:
         raise ContractFileError(
             f"{origin}: schema_version {data['schema_version']!r} is not supported "
-            f"(this tracemine reads version {SCHEMA_VERSION!r})"
+            f"(this tracemine reads versions {', '.join(READABLE_VERSIONS)})"
         )
     try:
         parsed = ContractFile.model_validate(data)
     except ValidationError as exc:
         raise ContractFileError(f"{origin}: {_describe(exc.errors(), data)}") from None
+    parsed.schema_version = SCHEMA_VERSION  # an older version reads as this one
     problems = [p for i, c in enumerate(parsed.contracts) for p in _kind_problems(i, c)]
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""

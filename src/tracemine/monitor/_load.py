@@ -14,7 +14,9 @@ from typing import Any
 from tracemine.errors import ContractFileError
 from tracemine.model.paths import Path, PathError, parse
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+READABLE_VERSIONS = ("1", "2")
+"""Version 2 added the ``schema`` kind and ``folded_into``; a version 1 file reads as is."""
 UNARY = frozenset(
     ("present", "not_null", "type", "non_negative", "positive", "range", "one_of", "non_empty",
      "length", "format", "pattern", "unique", "const")
@@ -23,6 +25,9 @@ RELATIONAL = frozenset(("equals", "le", "lt", "sum_equals", "member", "subset"))
 RUN_LEVEL = frozenset(
     ("completeness", "requires_prior", "provenance", "bounded_by", "call_cap", "expected_tools")
 )
+WHOLE = frozenset(("schema",))
+"""Kinds about one side of a call as a whole: checked through the contracts folded into
+them, each of which names the path and what was expected."""
 STATUSES = frozenset(("proposed", "accepted", "rejected", "muted"))
 JSON_TYPES = frozenset(("integer", "number", "string", "boolean", "array", "object", "null"))
 OPS = frozenset(("==", "!=", "in", "not_in", "<", "<=", ">", ">=", "present", "absent"))
@@ -46,6 +51,7 @@ class Spec:
     when: dict[str, Any] | None
     status: str
     implied_by: str | None
+    folded_into: str | None
     recovery_tools: tuple[str, ...]
     hint: str
 
@@ -75,10 +81,10 @@ def parse_document(data: Any, origin: str = "contract file") -> list[Spec]:
     if "schema_version" not in data:
         raise ContractLoadError(f"{origin}: no schema_version; is this a tracemine contract file?")
     version = data["schema_version"]
-    if str(version) != SCHEMA_VERSION:
+    if str(version) not in READABLE_VERSIONS:
         raise ContractLoadError(
             f"{origin}: schema_version {version!r} is not supported "
-            f"(this monitor reads version {SCHEMA_VERSION!r})"
+            f"(this monitor reads versions {', '.join(READABLE_VERSIONS)})"
         )
     contracts = data.get("contracts")
     if not isinstance(contracts, list):
@@ -114,7 +120,7 @@ def _read_spec(item: Any, where: str) -> Spec:
     where = f"{where} ({cid})"
     if not isinstance(tool, str) or not tool:
         raise ContractLoadError(f"{where}: 'tool' must be a non-empty string")
-    if not isinstance(kind, str) or kind not in UNARY | RELATIONAL | RUN_LEVEL:
+    if not isinstance(kind, str) or kind not in UNARY | RELATIONAL | RUN_LEVEL | WHOLE:
         raise ContractLoadError(f"{where}: unknown kind {kind!r}")
     side = item.get("side")
     if side not in ("args", "result", "run"):
@@ -143,11 +149,13 @@ def _read_spec(item: Any, where: str) -> Spec:
     tools = recovery.get("tools", []) if isinstance(recovery, dict) else None
     if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
         raise ContractLoadError(f"{where}: 'recovery' must be an object with a list of tools")
-    implied_by = item.get("implied_by")
+    implied_by, folded_into = item.get("implied_by"), item.get("folded_into")
+    if folded_into is not None and not isinstance(folded_into, str):
+        raise ContractLoadError(f"{where}: 'folded_into' must be a contract id (a string)")
     return Spec(
         id=cid, tool=tool, side=side, kind=kind, paths=paths, params=params, when=when,
         status=status, implied_by=implied_by if isinstance(implied_by, str) else None,
-        recovery_tools=tuple(tools), hint=str(recovery.get("hint") or ""),
+        folded_into=folded_into, recovery_tools=tuple(tools), hint=str(recovery.get("hint") or ""),
     )  # fmt: skip
 
 
@@ -177,6 +185,10 @@ def _check_params(kind: str, params: dict[str, Any], paths: tuple[Path, ...], wh
         need(len(paths) >= 1, "needs at least one path")
     if kind in RELATIONAL:
         need(len(paths) == 2, "needs exactly two paths [left, right]")
+    if kind == "schema":
+        need(len(paths) == 1 and not paths[0].steps and paths[0].function is None,
+             "needs exactly one path, the side's root (args or result)")  # fmt: skip
+        need(isinstance(params.get("schema"), dict), "needs params.schema as an object")
     if kind == "type":
         need(params.get("type") in JSON_TYPES, f"needs params.type, one of {sorted(JSON_TYPES)}")
     elif kind in ("range", "length"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import warnings
 from collections.abc import Callable, Iterable
@@ -13,7 +14,7 @@ from tracemine.model.result import is_error_payload, result_value
 from tracemine.monitor import _gate
 from tracemine.monitor._codegen import generate
 from tracemine.monitor._compile import Compiled, Fail, NotEvaluated, compile_call_contract
-from tracemine.monitor._load import RUN_LEVEL, ContractLoadError, Spec, parse_document
+from tracemine.monitor._load import RUN_LEVEL, WHOLE, ContractLoadError, Spec, parse_document
 from tracemine.monitor._load import read_contracts as _read
 from tracemine.monitor._receipt import Receipt, RunVerdict, Unevaluated, Violation
 from tracemine.monitor._run import CallEntry, Run, RunCheck, compile_run_contract
@@ -43,12 +44,54 @@ class _Plan:
         self.hot: Callable[[Any, Any], Any] | None = None  # fast, when no run-level contract
 
 
+def _follow_schemas(specs: list[Spec]) -> list[Spec]:
+    """Each contract folded into a schema of the file, with the schema's status: the
+    schema is reviewed as one item, and its members are how it is checked."""
+    statuses = {s.id: s.status for s in specs if s.kind in WHOLE}
+    out = []
+    for spec in specs:
+        status = statuses.get(spec.folded_into or "")
+        if status is not None and spec.status not in ("rejected", "muted"):
+            spec = dataclasses.replace(spec, status=status)
+        out.append(spec)
+    return out
+
+
+def _one_per_deviation(violations: list[Violation], by_id: dict[str, Spec]) -> list[Violation]:
+    """``violations`` without those of a schema's members under a path where another
+    member of the same schema failed: a string where an object was expected is one
+    deviation, not one more for every key the object should have held."""
+    failed: dict[str, list[str]] = {}
+    for violation in violations:
+        spec = by_id.get(violation.contract_id)
+        if spec is not None and spec.folded_into and spec.paths:
+            failed.setdefault(spec.folded_into, []).append(spec.paths[0].plain)
+    if not failed:
+        return violations
+    out = []
+    for violation in violations:
+        spec = by_id.get(violation.contract_id)
+        if spec is not None and spec.folded_into and spec.paths:
+            path = spec.paths[0].plain
+            if any(_under(path, other) for other in failed[spec.folded_into]):
+                continue
+        out.append(violation)
+    return out
+
+
+def _under(path: str, parent: str) -> bool:
+    return len(path) > len(parent) and path.startswith(parent) and path[len(parent)] in ".[{"
+
+
 class Monitor:
     """Checks tool results against a contract file, advisory: it never raises into the
     agent loop and never changes a result; it returns a :class:`Receipt`.
 
     Only contracts with status ``accepted`` are enforced unless ``include_proposed``;
     a contract ``implied_by`` another enforced one is skipped (it could only repeat it).
+    A contract ``folded_into`` a schema follows the schema's status (unless it is rejected
+    or muted itself): the schema's paths are checked by its members, one alarm per
+    deviation naming the path, and the schema itself compiles to nothing.
     Proposed contracts left out are counted in ``ignored_proposed`` and said in
     ``notices``; when ``include_proposed`` is not given, they are also said once as a
     :class:`ProposedContractsIgnored` warning, since a file of proposed contracts only
@@ -64,7 +107,7 @@ class Monitor:
     def __init__(
         self, specs: Iterable[Spec], *, include_proposed: bool | None = None, origin: str = ""
     ) -> None:
-        specs = list(specs)
+        specs = _follow_schemas(list(specs))
         statuses = ("accepted", "proposed") if include_proposed else ("accepted",)
         enforced = [s for s in specs if s.status in statuses]
         self.ignored_proposed = (
@@ -101,6 +144,8 @@ class Monitor:
             self._expected_tools.append(spec)
             return
         if spec.kind == "completeness":  # the gate always runs; nothing to compile
+            return
+        if spec.kind in WHOLE:  # checked by the contracts folded into it
             return
         plan = self._plans.setdefault(spec.tool, _Plan())
         plan.size += 1
@@ -220,6 +265,8 @@ class Monitor:
             else:
                 reason = _failure(item)
                 skipped = _skip(skipped, compiled.spec, reason)
+        if violations and len(violations) > 1:
+            violations = _one_per_deviation(violations, self._by_id)
         for check in plan.runs:
             violations, skipped = _run_check(check, run, entry, call_id, violations, skipped)
         if not violations:

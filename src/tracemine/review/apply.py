@@ -52,6 +52,7 @@ def apply_review(
         applied += 1
         if is_stale(contract):
             stale.append(contract.id)
+    _follow_schemas(out.contracts, entries)
     known = {c.id for c in out.contracts}
     out.provenance = {
         **out.provenance,
@@ -64,6 +65,18 @@ def apply_review(
         },
     }
     return out
+
+
+def _follow_schemas(contracts: Sequence[Contract], entries: Mapping[str, Any]) -> None:
+    """Contracts folded into a schema take the schema's decision, unless they have one
+    of their own: the schema is reviewed as one item, and its members are its checks."""
+    schemas = {c.id: c for c in contracts if c.kind == Kind.SCHEMA and c.decision is not None}
+    for contract in contracts:
+        schema = schemas.get(contract.folded_into or "")
+        if schema is None or contract.id in entries:
+            continue
+        contract.status = schema.status
+        contract.decision = schema.decision
 
 
 def _moved(contracts: Sequence[Contract], entries: Mapping[str, Any]) -> dict[str, str]:

@@ -1,0 +1,216 @@
+"""One structural schema per tool and side: what always held, as one contract.
+
+A tool of five tasks cannot pay for forty per-path ``type``/``present``/``not_null``
+contracts priced one by one, yet together they say one thing: the call has the shape it
+always had. The schema is that claim. Its members are the structural candidates proposed
+on every task (``type``, ``present``, ``not_null`` and ``non_empty`` where emptiness is
+structural); its held-out record in a fold is "any structural deviation" of the members
+that fold's training tasks proposed, counted in tasks like every candidate's; and its
+price comes from the pool of every tool's schema record of that side
+(:mod:`tracemine.mine.pooling`), so a tool below ``--min-tasks`` gets one too.
+
+Some candidates of those kinds are value claims in a structural kind's clothes: an empty
+second address line, a search that finds nothing, a key absent from the tasks whose
+optional parent is absent. :func:`value_claim` names them; they stay out of the schema
+and are priced as values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracemine.mine.context import MineContext
+from tracemine.mine.measure import Measure
+from tracemine.model.contract import Contract, Evidence, Kind, Side
+from tracemine.model.paths import ANY_KEY, WILDCARD, parse
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+MEMBER_KINDS = frozenset({Kind.TYPE, Kind.PRESENT, Kind.NOT_NULL, Kind.NON_EMPTY})
+_EXAMPLES = 3
+
+
+def value_claim(contract: Contract, ctx: MineContext) -> str | None:
+    """The value type (``string``, ``array``, ``object``, …) when ``contract`` is a value
+    claim of a structural kind in ``ctx``, else None: ``non_empty`` on a string, or on an
+    array or object whose length varies across calls (a list of matches may be empty);
+    ``present`` on a key absent from some task's calls (its parent is optional, so
+    whether the key is there depends on the values)."""
+    if contract.when is not None or contract.kind not in (Kind.NON_EMPTY, Kind.PRESENT):
+        return None
+    tool, side = contract.tool, contract.side.value
+    profile = ctx.paths.get((tool, side, contract.paths[0]))
+    if profile is None:
+        return None
+    json_type = profile.json_type
+    if contract.kind == Kind.NON_EMPTY:
+        if json_type == "string":
+            return "string"
+        varies = profile["lmin"] is not None and profile["lmin"] != profile["lmax"]
+        return json_type if json_type in ("array", "object") and varies else None
+    root = ctx.paths.get((tool, side, side))
+    if root is not None and profile.tasks < root.tasks:
+        return json_type or "mixed"
+    return None
+
+
+def is_member(contract: Contract, claim: str | None) -> bool:
+    """Whether a candidate of this kind and claim belongs in its side's schema."""
+    return (contract.kind in MEMBER_KINDS and contract.when is None and claim is None
+            and contract.side != Side.RUN)  # fmt: skip
+
+
+@dataclass
+class Group:
+    """The structural candidates of one tool and side: those of every task, per fold."""
+
+    final: list[str] = field(default_factory=list)
+    folds: dict[int, list[str]] = field(default_factory=dict)
+
+
+def schemas(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> dict[str, Any]:
+    """Classify every candidate (``claim``) and add one schema candidate per tool and
+    side that has structural candidates held on every task. Returns the new candidates
+    by id (each with ``members``, the ids it covers); ``candidates`` gains them too."""
+    from tracemine.mine.crossfit import Candidate  # crossfit calls this module
+
+    groups: dict[tuple[str, str], Group] = {}
+    for cid in sorted(candidates):
+        entry = candidates[cid]
+        contract = entry.contract
+        if contract.side == Side.RUN:
+            continue
+        ctx = contexts["all"] if entry.final is not None else \
+            contexts.get(f"train:{min(entry.proposals)}")  # fmt: skip
+        entry.claim = value_claim(contract, ctx) if ctx is not None else None
+        if not is_member(contract, entry.claim):
+            continue
+        group = groups.setdefault((contract.tool, contract.side.value), Group())
+        if entry.final is not None:
+            group.final.append(cid)
+        for fold in entry.proposals:
+            group.folds.setdefault(fold, []).append(cid)
+    added: dict[str, Any] = {}
+    for (tool, side), group in sorted(groups.items()):
+        if not group.final:
+            continue
+        finals = [candidates[cid].final for cid in group.final]
+        support = [c.evidence for c in finals if c.evidence is not None]
+        contract = Contract(
+            tool=tool, side=Side(side), kind=Kind.SCHEMA, paths=[side],
+            params={"schema": build_schema(finals)},
+            evidence=Evidence(calls=max((e.calls for e in support), default=0),
+                              tasks=max((e.tasks for e in support), default=0)),
+        )  # fmt: skip
+        entry = Candidate(final=contract, members=tuple(group.final))
+        for fold, cids in sorted(group.folds.items()):
+            tested = [candidates[cid] for cid in cids if fold in candidates[cid].heldout]
+            if not tested:
+                continue
+            entry.proposals[fold] = contract
+            _fold_record(entry, fold, tested)
+        added[contract.id] = entry
+    candidates.update(added)
+    return added
+
+
+def _fold_record(entry: Any, fold: int, tested: list[Any]) -> None:
+    """The schema's held-out record in ``fold`` from its members': deviations within one
+    object are one deviation (a null breaks ``type`` and ``not_null`` alike; an object of
+    another variant misses several keys at once), deviations of different objects are
+    added, up to every task checked — an upper estimate of the tasks with any deviation
+    (the members are counted from summed profiles, which do not say which tasks broke
+    together), so the schema is not priced below its record."""
+    per_path: dict[str, tuple[float, int]] = {}
+    checked, tasks = 0, 0.0
+    examples = []
+    for member in tested:
+        found: Measure = member.heldout[fold]
+        n, k = member.units[fold]
+        checked, tasks = max(checked, found.checked), max(tasks, n)
+        path = _object_of(member.contract)
+        worst_k, worst_v = per_path.get(path, (0.0, 0))
+        per_path[path] = (max(worst_k, k), max(worst_v, found.violations))
+        examples.extend(found.examples)
+        entry.tool_calls[fold] = member.tool_calls.get(fold, 0)
+    violations = min(sum(v for _, v in per_path.values()), checked)
+    broken = min(sum(k for k, _ in per_path.values()), tasks)
+    entry.heldout[fold] = Measure(checked, violations, examples[:_EXAMPLES])
+    entry.units[fold] = (tasks, broken)
+
+
+def _object_of(contract: Contract) -> str:
+    """The object whose shape a member speaks of: the parent of its path (the root for
+    the root itself)."""
+    path = parse(contract.paths[0])
+    return path.parent.text if path.parent is not None else path.text
+
+
+def build_schema(members: Iterable[Contract]) -> dict[str, Any]:
+    """The JSON Schema (2020-12) that the given structural contracts of one side say
+    together, rooted at the side: ``type`` (never null), ``not_null``, required keys
+    (``present``), ``minItems``/``minProperties`` (``non_empty``), under ``items`` for
+    ``[*]`` and ``additionalProperties`` for map entries ``{*}``."""
+    members = list(members)
+    types = {c.paths[0]: c.params.get("type") for c in members if c.kind == Kind.TYPE}
+    root: dict[str, Any] = {}
+    for c in sorted(members, key=lambda c: (c.paths[0], c.kind.value)):
+        path = parse(c.paths[0])
+        if c.kind == Kind.PRESENT:
+            node = _node(root, path.steps[:-1])
+            node["required"] = sorted({*node.get("required", []), path.steps[-1]})
+            continue
+        node = _node(root, path.steps)
+        if c.kind == Kind.TYPE:
+            node["type"] = c.params["type"]
+        elif c.kind == Kind.NOT_NULL and c.paths[0] not in types:
+            node["not"] = {"type": "null"}
+        elif c.kind == Kind.NON_EMPTY:
+            json_type = types.get(c.paths[0])
+            if json_type in (None, "array"):
+                node["minItems"] = 1
+            if json_type in (None, "object"):
+                node["minProperties"] = 1
+            if json_type is None:
+                node["minLength"] = 1
+    return {"$schema": DIALECT, **root}
+
+
+def _node(root: dict[str, Any], steps: tuple[Any, ...]) -> dict[str, Any]:
+    node = root
+    for step in steps:
+        if step is WILDCARD:
+            node = node.setdefault("items", {})
+        elif step is ANY_KEY:
+            node = node.setdefault("additionalProperties", {})
+        else:
+            node = node.setdefault("properties", {}).setdefault(step, {})
+    return node
+
+
+def summary(schema: dict[str, Any]) -> tuple[int, int, int]:
+    """(typed values, required keys, non-empty values) a schema states."""
+    typed, required, non_empty = 0, 0, 0
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        typed += "type" in node or "not" in node
+        required += len(node.get("required", []))
+        non_empty += any(k in node for k in ("minItems", "minProperties"))
+        stack.extend(node.get("properties", {}).values())
+        stack.extend(node[k] for k in ("items", "additionalProperties") if k in node)
+    return typed, required, non_empty
+
+
+def add_catches(added: dict[str, Any], faults: dict[str, Any]) -> None:
+    """A schema catches every sampled fault one of its members catches."""
+    for cid, entry in added.items():
+        found = faults.get(entry.contract.tool)
+        if found is None:
+            continue
+        caught: set[int] = set()
+        for member in entry.members:
+            caught |= found.catches.get(member, set())
+        if caught:
+            found.catches[cid] = caught

@@ -1,0 +1,235 @@
+"""The structural schema per tool and side: priced from the pool, folded members enforced
+with receipts naming the path, one alarm per deviation, reviewed as one item; and value
+claims of structural kinds priced as values."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from tracemine.export import export_contracts
+from tracemine.ingest import ingest
+from tracemine.mine import mine
+from tracemine.model.contract import (
+    Contract,
+    ContractFile,
+    ContractStatus,
+    Decision,
+    Kind,
+    Side,
+    load_contracts,
+    save_contracts,
+)
+from tracemine.monitor import Monitor
+from tracemine.review.apply import apply_review
+
+TASKS = 30
+SMALL_TASKS = 3  # below the default --min-tasks 5
+
+
+def _address(rng: random.Random) -> dict[str, Any]:
+    second = rng.choice(("Apt", "Suite", "Floor", "Unit B,")) + f" {rng.randint(1, 120)}"
+    return {"street": f"{rng.randint(1, 99)} Main St", "address2": second,
+            "city": rng.choice(("Lisbon", "Porto", "Faro"))}  # fmt: skip
+
+
+def _calls(rng: random.Random, task: int) -> list[tuple[str, dict, Any]]:
+    order_id = f"#W{rng.randint(0, 9_999_999):07d}"
+    items = [{"sku": f"SKU-{rng.randint(100, 999)}", "quantity": rng.randint(1, 5)}
+             for _ in range(rng.randint(1, 4))]  # fmt: skip
+    calls: list[tuple[str, dict, Any]] = [
+        ("get_order", {"order_id": order_id},
+         {"order_id": order_id, "items": items, "address": _address(rng),
+          "total_cents": rng.randint(100, 9000)}),
+        ("get_weather", {"city": rng.choice(("Lisbon", "Porto"))},
+         {"temperature": rng.randint(5, 30), "sky": rng.choice(("clear", "cloudy"))}),
+        ("list_rates", {"currency": "EUR"},
+         {"rates": [{"code": "USD", "rate": round(rng.uniform(1, 2), 3)}], "base": "EUR"}),
+    ]  # fmt: skip
+    if task < SMALL_TASKS:
+        calls.append(("lookup_user", {"user_id": f"u{task}"},
+                      {"user_id": f"u{task}", "name": rng.choice(("Ada", "Alan")),
+                       "age": rng.randint(20, 60), "email": f"u{task}@example.com"}))  # fmt: skip
+    return calls
+
+
+def _write(path: Path) -> Path:
+    lines = []
+    for task in range(TASKS):
+        calls = _calls(random.Random(task), task)
+        for trial in range(2):
+            run_id = f"t{task:03d}.r{trial}"
+            for seq, (tool, args, result) in enumerate(calls):
+                lines.append({"run_id": run_id, "task_id": f"t{task:03d}", "tool": tool,
+                              "call_id": f"{run_id}.c{seq}", "seq": seq, "arguments": args,
+                              "result": result, "status": "ok",
+                              "run_outcome": "success"})  # fmt: skip
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def mined(tmp_path_factory: pytest.TempPathFactory) -> ContractFile:
+    folder = tmp_path_factory.mktemp("schema")
+    ingest([_write(folder / "runs.jsonl")], folder / "runs.duckdb")
+    return mine(folder / "runs.duckdb", target_fa=0.01)
+
+
+@pytest.fixture(scope="module")
+def eligible(tmp_path_factory: pytest.TempPathFactory) -> ContractFile:
+    folder = tmp_path_factory.mktemp("schema_eligible")
+    ingest([_write(folder / "runs.jsonl")], folder / "runs.duckdb")
+    return mine(folder / "runs.duckdb", target_fa=0.01, budget=False)
+
+
+def _monitor(contracts: ContractFile) -> Monitor:
+    return Monitor.from_dict(contracts.model_dump(mode="json"), include_proposed=True)
+
+
+def _schema(contracts: ContractFile, tool: str, side: str = "result") -> Contract:
+    found = [c for c in contracts.contracts
+             if c.tool == tool and c.side.value == side and c.kind.value == "schema"]  # fmt: skip
+    assert len(found) == 1, f"{tool}: {len(found)} {side} schemas"
+    return found[0]
+
+
+GOOD_USER = {"user_id": "u9", "name": "Ada", "age": 33, "email": "u9@example.com"}
+
+
+@pytest.mark.parametrize(
+    ("result", "path"),
+    [
+        ({**GOOD_USER, "age": None}, "result.age"),
+        ({**GOOD_USER, "age": "33"}, "result.age"),
+        ({k: v for k, v in GOOD_USER.items() if k != "name"}, "result.name"),
+    ],
+    ids=["null", "wrong type", "missing"],
+)
+def test_a_tool_below_min_tasks_gets_a_schema_that_catches_a_broken_field(
+    mined: ContractFile, result: dict[str, Any], path: str
+) -> None:
+    schema = _schema(mined, "lookup_user")
+    assert schema.evidence is not None and schema.evidence.tasks == SMALL_TASKS
+    assert schema.evidence.family == "schema/result" and schema.evidence.fa_share is not None
+    assert schema.evidence.fa_share <= 0.01
+    monitor = _monitor(mined)
+    assert monitor.check("lookup_user", {"user_id": "u9"}, GOOD_USER).ok
+    receipt = monitor.check("lookup_user", {"user_id": "u9"}, result)
+    # one alarm for one deviation, from a member of the schema, naming the path
+    assert len(receipt.violations) == 1, receipt.violations
+    violation = receipt.violations[0]
+    member = next(c for c in mined.contracts if c.id == violation.contract_id)
+    assert member.folded_into == schema.id
+    assert violation.path == path and violation.expected
+    # the schema says the same as its members: the exported form rejects it too
+    assert not jsonschema.Draft202012Validator(schema.params["schema"]).is_valid(result)
+    assert jsonschema.Draft202012Validator(schema.params["schema"]).is_valid(GOOD_USER)
+
+
+@pytest.mark.parametrize("address", ["1 Main St", None, [1]], ids=["string", "null", "array"])
+def test_an_object_of_another_type_is_one_alarm_not_one_per_key(
+    mined: ContractFile, address: Any
+) -> None:
+    order = {"order_id": "#W0000001", "items": [{"sku": "SKU-100", "quantity": 1}],
+             "address": address, "total_cents": 500}  # fmt: skip
+    receipt = _monitor(mined).check("get_order", {"order_id": "#W0000001"}, order)
+    assert [(v.kind, v.path) for v in receipt.violations] == [("type", "result.address")]
+
+
+def test_folded_members_are_not_priced_on_their_own(mined: ContractFile) -> None:
+    members = [c for c in mined.contracts if c.folded_into]
+    assert members
+    schemas = {c.id for c in mined.contracts if c.kind == Kind.SCHEMA}
+    assert {c.folded_into for c in members} <= schemas
+    assert all(c.evidence is not None and not c.evidence.fa_share for c in members)
+    tools = mined.provenance["selection"]["tools"]
+    for tool, line in tools.items():
+        bought = [c for c in mined.contracts
+                  if c.tool == tool and not c.folded_into and c.side != Side.RUN]  # fmt: skip
+        spent = sum(c.evidence.fa_share or 0 for c in bought if c.evidence)
+        assert spent == pytest.approx(line["predicted_fa"], abs=1e-5)
+
+
+def test_a_non_empty_string_is_priced_as_a_value_not_as_structure(
+    eligible: ContractFile, mined: ContractFile
+) -> None:
+    found = [c for c in eligible.contracts
+             if c.tool == "get_order" and c.kind == Kind.NON_EMPTY
+             and c.paths == ["result.address.address2"]]  # fmt: skip
+    assert len(found) == 1
+    contract = found[0]
+    assert contract.folded_into is None
+    assert contract.evidence is not None
+    assert contract.evidence.family == "non_empty/result/string/value"
+    # the tail floor: a new task may well have an empty second address line
+    assert contract.evidence.fa_posterior >= 0.25 / (TASKS + 2) - 1e-6
+    monitor = _monitor(mined)
+    order = {"order_id": "#W0000001", "items": [{"sku": "SKU-100", "quantity": 1}],
+             "address": {"street": "1 Main St", "address2": "", "city": "Lisbon"},
+             "total_cents": 500}  # fmt: skip
+    receipt = monitor.check("get_order", {"order_id": "#W0000001"}, order)
+    assert receipt.ok, receipt.violations
+
+
+def _reviewed_file() -> ContractFile:
+    schema = Contract(tool="t", side=Side.RESULT, kind=Kind.SCHEMA, paths=["result"],
+                      params={"schema": {"type": "object", "required": ["a"]}})  # fmt: skip
+    present = Contract(tool="t", side=Side.RESULT, kind=Kind.PRESENT, paths=["result.a"],
+                       folded_into=schema.id)  # fmt: skip
+    typed = Contract(tool="t", side=Side.RESULT, kind=Kind.TYPE, paths=["result"],
+                     params={"type": "object"}, folded_into=schema.id)  # fmt: skip
+    return ContractFile(contracts=[schema, present, typed])
+
+
+def test_review_of_a_schema_decides_its_members() -> None:
+    contracts = _reviewed_file()
+    schema, present, typed = contracts.contracts
+    decisions = {schema.id: Decision(status=ContractStatus.ACCEPTED),
+                 typed.id: Decision(status=ContractStatus.REJECTED)}  # fmt: skip
+    reviewed = apply_review(contracts, decisions)
+    statuses = {c.id: c.status for c in reviewed.contracts}
+    assert statuses[schema.id] == ContractStatus.ACCEPTED
+    assert statuses[present.id] == ContractStatus.ACCEPTED  # follows its schema
+    assert statuses[typed.id] == ContractStatus.REJECTED  # its own decision stands
+    monitor = Monitor.from_dict(reviewed.model_dump(mode="json"), include_proposed=False)
+    receipt = monitor.check("t", {}, {"b": 1})
+    assert [v.contract_id for v in receipt.violations] == [present.id]
+    # the rejected type is not enforced
+    assert typed.id not in {v.contract_id for v in monitor.check("t", {}, [1]).violations}
+
+
+def test_the_monitor_enforces_members_of_an_accepted_schema_without_review(
+    tmp_path: Path,
+) -> None:
+    contracts = _reviewed_file()
+    contracts.contracts[0].status = ContractStatus.ACCEPTED  # accepted by hand in the file
+    monitor = Monitor.from_dict(contracts.model_dump(mode="json"), include_proposed=False)
+    receipt = monitor.check("t", {}, {"b": 1})
+    assert len(receipt.violations) == 1 and receipt.violations[0].path == "result.a"
+    # export: native keeps schema and members; jsonschema writes the schema
+    path = save_contracts(contracts, tmp_path / "contracts.json")
+    assert load_contracts(path).contracts[1].folded_into == contracts.contracts[0].id
+    export_contracts(path, "native", tmp_path / "native.json")
+    native = load_contracts(tmp_path / "native.json")
+    assert {c.kind for c in native.contracts} == {Kind.SCHEMA, Kind.PRESENT, Kind.TYPE}
+    export_contracts(path, "jsonschema", tmp_path / "schemas")
+    written = json.loads(next((tmp_path / "schemas").glob("*.json")).read_text())
+    assert written["required"] == ["a"] and written["type"] == "object"
+
+
+def test_a_version_1_file_is_still_read_and_saved_as_version_2(tmp_path: Path) -> None:
+    contract = Contract(tool="t", side=Side.RESULT, kind=Kind.PRESENT, paths=["result.a"])
+    document = {"schema_version": "1",
+                "contracts": [contract.model_dump(mode="json", exclude={"folded_into"})]}  # fmt: skip
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(document))
+    loaded = load_contracts(path)
+    assert loaded.contracts[0].id == contract.id
+    assert loaded.schema_version == "2"  # what it holds is version 2 without the new fields
+    monitor = Monitor.from_dict(document, include_proposed=True)
+    assert not monitor.check("t", {}, {}).ok
