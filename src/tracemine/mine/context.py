@@ -12,6 +12,7 @@ import json
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import duckdb
@@ -40,8 +41,9 @@ class PathProfile:
         value = self.stats[column]
         return 0 if value is None and column not in MIN_COLUMNS | MAX_COLUMNS else value
 
-    @property
+    @cached_property
     def has_wildcard(self) -> bool:
+        # asked per pair of a tool's paths and by every template: parsed once
         return selects_many(self.path)
 
     @property
