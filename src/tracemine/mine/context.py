@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -24,6 +24,28 @@ from tracemine.model.paths import selects_many
 
 MAX_LISTED_VALUES = 64
 """A context lists a path's values (or shapes) only when it has at most this many."""
+_EXTREMES = MIN_COLUMNS | MAX_COLUMNS
+
+
+class Stats(Mapping[str, Any]):
+    """A profile row's columns by name: its values in a tuple, the names' positions shared
+    by every row of one query. A dict a row cost a few kilobytes, and a wide store has a
+    row per context and path (hundreds of thousands)."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: dict[str, int], values: tuple[Any, ...]) -> None:
+        self._index = index
+        self._values = values
+
+    def __getitem__(self, column: str) -> Any:
+        return self._values[self._index[column]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
 
 
 @dataclass(frozen=True)
@@ -34,12 +56,12 @@ class PathProfile:
     side: str
     path: str
     tasks: int
-    stats: dict[str, Any]
+    stats: Mapping[str, Any]
     format: str | None = None  # the format guessed for the path's strings (survey)
 
     def __getitem__(self, column: str) -> Any:
         value = self.stats[column]
-        return 0 if value is None and column not in MIN_COLUMNS | MAX_COLUMNS else value
+        return 0 if value is None and column not in _EXTREMES else value
 
     @cached_property
     def has_wildcard(self) -> bool:
@@ -203,12 +225,11 @@ def load_contexts(
             if where == fold:
                 contexts[name].tool_calls[tool] = contexts[name].tool_calls.get(tool, 0) + n
     cursor = con.execute(context_sums_sql(per_fold))
-    columns = [d[0] for d in cursor.description][5:]
+    index = {d[0]: i for i, d in enumerate(cursor.description[5:])}
     for row in cursor.fetchall():
         ctx, tool, side, path, tasks = row[:5]
-        stats = dict(zip(columns, row[5:], strict=True))
         contexts[ctx].paths[(tool, side, path)] = PathProfile(
-            tool, side, path, tasks, stats, survey.formats.get(path)
+            tool, side, path, tasks, Stats(index, row[5:]), survey.formats.get(path)
         )
     listings: dict[tuple[str, str, str, str, str], dict[Any, tuple[int, int]]] = {}
     complete: dict[tuple[str, str, str, str, str], bool] = {}
