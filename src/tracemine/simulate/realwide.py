@@ -175,8 +175,9 @@ def simulate_task(seed: int, index: int, trials: int) -> list[dict[str, Any]]:
     offers = [_offer(world, origin, dest) for _ in range(world.randint(3, 8))]
     found = {"origin": origin, "destination": dest, "count": len(offers), "offers": offers}
     seat_map = _seat_map(world, offers[0]["offer_id"]) if world.random() < 0.18 else None
-    hotels = {"city": dest, "hotels": [_hotel(world) for _ in range(world.randint(1, 3))]}
-    hotel_id = hotels["hotels"][0]["hotel_id"]
+    stays = [_hotel(world) for _ in range(world.randint(1, 3))]
+    hotels = {"city": dest, "hotels": stays}
+    hotel_id = stays[0]["hotel_id"]
     rates = _rates(world, hotel_id, day)
     runs = []
     for trial in range(trials):
