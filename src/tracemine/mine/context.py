@@ -19,7 +19,7 @@ import duckdb
 import pyarrow as pa
 
 from tracemine.mine.listing import VALUES_PER_TASK
-from tracemine.mine.profile import MAX_COLUMNS, MIN_COLUMNS, Survey, merged_columns_sql
+from tracemine.mine.profile import MAX_COLUMNS, MIN_COLUMNS, PROFILE_COLUMNS, Survey
 from tracemine.model.paths import selects_many
 
 MAX_LISTED_VALUES = 64
@@ -163,10 +163,31 @@ def units_sql(per_fold: bool) -> str:
     return "(SELECT task AS unit, ctx FROM _tm_membership)"
 
 
+_DOUBLE_SUMS = frozenset({"nsum", "nsq", "lsum", "lsq"})
+
+
+def _context_columns_sql(table: str) -> str:
+    """The profile columns summed (min, max) over rows of ``table``, the counts as
+    BIGINT: a sum of BIGINT is a HUGEINT, which reaches Python twice as slowly, and a
+    context sum of a wide store has a row per context and path."""
+    aggs = []
+    for name in PROFILE_COLUMNS:
+        column = f"{table}.{name}"
+        if name in MIN_COLUMNS or name in MAX_COLUMNS:
+            fn = "min" if name in MIN_COLUMNS else "max"
+            aggs.append(f"{fn}({column}) AS {name}")
+        elif name in _DOUBLE_SUMS:
+            aggs.append(f"sum({column}) AS {name}")
+        else:
+            aggs.append(f"CAST(sum({column}) AS BIGINT) AS {name}")
+    return ", ".join(aggs)
+
+
 def context_sums_sql(per_fold: bool = False) -> str:
     """SQL summing the profiles' units per context (needs the membership tables)."""
     return f"""
-    SELECT m.ctx, p.tool, p.side, p.path, sum(p.tasks) AS tasks, {merged_columns_sql("p")}
+    SELECT m.ctx, p.tool, p.side, p.path, CAST(sum(p.tasks) AS BIGINT) AS tasks,
+           {_context_columns_sql("p")}
     FROM tm_profiles p JOIN {units_sql(per_fold)} m ON m.unit = p.unit
     GROUP BY ALL
     """
@@ -176,8 +197,9 @@ def context_values_sql(per_fold: bool = False, limit: int = MAX_LISTED_VALUES) -
     """SQL summing listed values and shapes per context, for paths with few of them."""
     return f"""
     WITH g AS (
-        SELECT m.ctx, v.tool, v.side, v.path, v.kind, v.value, sum(v.calls) AS calls,
-               sum(v.tasks) AS tasks, max(v.distinct_n) AS task_distinct
+        SELECT m.ctx, v.tool, v.side, v.path, v.kind, v.value,
+               CAST(sum(v.calls) AS BIGINT) AS calls, CAST(sum(v.tasks) AS BIGINT) AS tasks,
+               max(v.distinct_n) AS task_distinct
         FROM tm_profile_values v JOIN {units_sql(per_fold)} m ON m.unit = v.unit
         GROUP BY ALL
     ), w AS (
