@@ -1,26 +1,38 @@
 """Mining benchmark: generate flat JSONL traces, ingest them, mine with 5 folds, and print
 per size the time and peak RSS of ingest and of mine (each in its own process), the time
 of a re-mine with the same folds (stored profiles) and with another seed, candidates per
-second and the ratio to a baseline scan of the same store (``SELECT tool, path, count(*)
-FROM json_values GROUP BY ALL``).
+second and the ratio to a baseline measured in the same process just before the mine: one
+DuckDB ``GROUP BY tool, path`` over the stored values (``count``, ``min`` and ``max`` of
+the numbers), the floor of any profile.
 
     python benchmarks/mine.py                       # narrow: 100k, 300k, 1M calls
     python benchmarks/mine.py --sizes 100000 300000 # a subset
     python benchmarks/mine.py --shape wide          # 250k wide calls, 50k tasks, then 1M narrow
+    python benchmarks/mine.py --shape realwide      # 250k real-wide calls over 50k tasks
+    python benchmarks/mine.py --shape realwide --calls 50000 --tasks 10000 --json out.json
 
 Shapes: ``narrow``, 37 values a call, 50 calls a task; ``wide``, the simulator's
 ``offers`` suite (lists of 5–30 offers of 14 fields, some nested; about 120 values and 5
 calls a task, one run each), ``--sizes`` calls over a fifth as many tasks. With ``--shape
-wide`` the 1M narrow run is printed beside it (``--alone`` leaves it out).
+wide`` the 1M narrow run is printed beside it (``--alone`` leaves it out). ``realwide``,
+the simulator's ``realwide`` suite: thousands of distinct paths a tool (fare rules,
+amenities and seats keyed by name, rooms of many optional fields), about 180 values and
+five calls a run, up to a few thousand values in one result; ``--calls`` over ``--tasks``
+tasks (a fifth as many by default; more runs a task when there are more calls than five a
+task). Its mine runs once (no re-mine), as a real corpus is mined. ``--json PATH`` writes
+the rows with the machine (cores, load average before and after) and versions.
 
 Targets on 2 cores: narrow 1M calls, mine <= 60 s and 2 GB; wide 250k calls over 50k tasks,
-ingest <= 120 s and 1 GB, mine <= 25 s and 1.4 GB.
+ingest <= 120 s and 1 GB, mine <= 25 s and 1.4 GB; real-wide 250k calls over 50k tasks, mine
+<= 8x the same-run baseline and 1.4 GB.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import random
 import resource
 import subprocess
@@ -121,6 +133,26 @@ def generate_wide(path: Path, calls: int, seed: int = 0) -> None:
                 out.write(b"".join(orjson.dumps(line) + b"\n" for line in write_run(run)))
 
 
+def generate_realwide(path: Path, calls: int, tasks: int, seed: int = 0) -> None:
+    """Write ``calls`` flat JSONL calls of the simulator's ``realwide`` suite over
+    ``tasks`` tasks: as many runs a task as it takes (five calls a run), dealt in turn so
+    that a smaller ``calls`` still spans the tasks."""
+    from tracemine.simulate import WIDE_DOMAINS
+    from tracemine.simulate.formats.flat import write_run
+
+    simulate_task = WIDE_DOMAINS["realwide"]
+    trials = max(1, -(-calls // (5 * tasks)))
+    written = 0
+    with path.open("wb") as out:
+        for task in range(tasks):
+            if written >= calls:
+                break
+            for run in simulate_task(seed, task, trials):
+                lines = write_run(run)[: calls - written]
+                out.write(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+                written += len(lines)
+
+
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
 
@@ -134,16 +166,21 @@ def ingest_phase(trace: Path, db: Path) -> dict:
             "ingest_rss_mb": round(_peak_mb())}  # fmt: skip
 
 
-def mine_phase(db: Path) -> dict:
+BASELINE = """SELECT tool, path, count(*), min(num), max(num)
+FROM calls JOIN json_values USING (call_key) GROUP BY tool, path"""
+
+
+def mine_phase(db: Path, once: bool = False) -> dict:
     import duckdb
 
     from tracemine.mine import mine
 
     con = duckdb.connect(str(db), read_only=True)
     started = time.perf_counter()
-    con.execute("SELECT tool, path, count(*) FROM calls JOIN json_values USING (call_key) "
-                "GROUP BY ALL").fetchall()  # fmt: skip
+    con.execute(BASELINE).fetchall()
     baseline = time.perf_counter() - started
+    paths = con.execute("SELECT count(*) FROM (SELECT DISTINCT tool, path FROM calls "
+                        "JOIN json_values USING (call_key))").fetchall()[0][0]  # fmt: skip
     values = con.execute("SELECT count(*) FROM json_values").fetchall()[0][0]
     tasks = con.execute("SELECT count(DISTINCT task_id) FROM runs").fetchall()[0][0]
     con.close()
@@ -151,20 +188,21 @@ def mine_phase(db: Path) -> dict:
     result = mine(db, folds=5)
     mined = time.perf_counter() - started
     peak = _peak_mb()
-    started = time.perf_counter()
-    mine(db, folds=5, target_fa=0.02)
-    same = time.perf_counter() - started
-    started = time.perf_counter()
-    again = mine(db, folds=5, seed=1)
-    remined = time.perf_counter() - started
+    figures: dict = {}
+    if not once:
+        started = time.perf_counter()
+        mine(db, folds=5, target_fa=0.02)
+        figures["remine_s"] = round(time.perf_counter() - started, 2)
+        started = time.perf_counter()
+        again = mine(db, folds=5, seed=1)
+        figures["reseed_s"] = round(time.perf_counter() - started, 2)
+        figures["kept_again"] = len(again.contracts)
     summary = result.provenance["summary"]
     candidates = sum(s["candidates"] for s in summary.values())
     return {
-        "values": values, "tasks": tasks, "baseline_s": round(baseline, 3),
-        "mine_s": round(mined, 2), "mine_rss_mb": round(peak),
-        "remine_s": round(same, 2), "reseed_s": round(remined, 2),
+        "values": values, "tasks": tasks, "paths": paths, "baseline_s": round(baseline, 3),
+        "mine_s": round(mined, 2), "mine_rss_mb": round(peak), **figures,
         "candidates": candidates, "kept": len(result.contracts),
-        "kept_again": len(again.contracts),
         "candidates_per_s": round(candidates / mined, 1),
         "ratio_to_baseline": round(mined / baseline, 1),
     }  # fmt: skip
@@ -179,54 +217,89 @@ def _child(*args: object) -> dict:
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-HEADER = ("shape", "calls", "tasks", "values", "ingest_s", "ingest_rss_mb", "baseline_s",
+HEADER = ("shape", "calls", "tasks", "values", "paths", "ingest_s", "ingest_rss_mb", "baseline_s",
           "mine_s", "mine_rss_mb", "remine_s", "reseed_s", "candidates", "kept",
           "ratio_to_baseline")  # fmt: skip
 
 
-def run(shape: str, size: int, workdir: Path) -> None:
-    """Generate (unless the file is there), ingest and mine one size; print its row."""
-    trace = workdir / f"{shape}-{size}.jsonl"
-    db = workdir / f"{shape}-{size}.duckdb"
+def run(shape: str, size: int, workdir: Path, tasks: int | None = None) -> dict:
+    """Generate (unless the file is there), ingest and mine one size; print its row and
+    return its figures."""
+    tasks = tasks or max(size // 5, 1)
+    name = f"{shape}-{size}" + (f"-{tasks}" if shape == "realwide" else "")
+    trace = workdir / f"{name}.jsonl"
+    db = workdir / f"{name}.duckdb"
     if not trace.exists():
-        (generate_wide if shape == "wide" else generate)(trace, size)
+        if shape == "realwide":
+            generate_realwide(trace, size, tasks)
+        else:
+            (generate_wide if shape == "wide" else generate)(trace, size)
     db.unlink(missing_ok=True)
     figures: dict = {"shape": shape}
     figures.update(_child("--phase", "ingest", trace, db))
     if "failed" not in figures:
-        figures.update(_child("--phase", "mine", trace, db))
+        once = ("--once",) if shape == "realwide" else ()
+        figures.update(_child("--phase", "mine", *once, trace, db))
     if "failed" in figures:
         print(f"{shape:>9} {size:>9} failed: {figures['failed']}", flush=True)
-        return
+        return figures
     print(" ".join(f"{figures.get(h, ''):>{len(h) + 2}}" for h in HEADER), flush=True)
+    return figures
+
+
+def machine() -> dict:
+    """What the figures were measured on: cores, load, versions."""
+    from importlib.metadata import version
+
+    return {
+        "platform": platform.platform(), "python": platform.python_version(),
+        "cpus": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()],
+        "versions": {name: version(name) for name in ("tracemine", "duckdb", "pyarrow")},
+    }  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shape", choices=("narrow", "wide"), default="narrow")
+    parser.add_argument("--shape", choices=("narrow", "wide", "realwide"), default="narrow")
     parser.add_argument("--sizes", type=int, nargs="+", default=None)
+    parser.add_argument("--calls", type=int, default=None, help="one size: this many calls")
+    parser.add_argument(
+        "--tasks",
+        type=int,
+        default=None,
+        help="realwide: over this many tasks (default: a fifth of the calls)",
+    )
     parser.add_argument("--alone", action="store_true", help="wide: no 1M narrow run beside")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--workdir", type=Path, default=None,
                         help="keep the generated files here (and reuse them)")  # fmt: skip
     parser.add_argument("--phase", choices=("ingest", "mine"), help=argparse.SUPPRESS)
+    parser.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("paths", nargs="*", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase == "ingest":
         print(json.dumps(ingest_phase(*args.paths)))
         return
     if args.phase == "mine":
-        print(json.dumps(mine_phase(args.paths[1])))
+        print(json.dumps(mine_phase(args.paths[1], once=args.once)))
         return
     wide = args.shape == "wide"
-    sizes = args.sizes or ([250_000] if wide else [100_000, 300_000, 1_000_000])
+    default = [250_000] if args.shape != "narrow" else [100_000, 300_000, 1_000_000]
+    sizes = [args.calls] if args.calls else args.sizes or default
+    before = machine()
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         print(" ".join(f"{h:>{len(h) + 2}}" for h in HEADER), flush=True)
         for size in sizes:
-            run(args.shape, size, workdir)
+            rows.append(run(args.shape, size, workdir, args.tasks))
         if wide and not args.alone:
-            run("narrow", 1_000_000, workdir)
+            rows.append(run("narrow", 1_000_000, workdir))
+    if args.json:
+        after = os.getloadavg()
+        info = {**before, "load_average_after": [round(x, 2) for x in after]}
+        args.json.write_text(json.dumps({"machine": info, "rows": rows}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -10,19 +10,42 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from tracemine.mine.listing import VALUES_PER_TASK
-from tracemine.mine.profile import MAX_COLUMNS, MIN_COLUMNS, Survey, merged_columns_sql
+from tracemine.mine.profile import MAX_COLUMNS, MIN_COLUMNS, PROFILE_COLUMNS, Survey
 from tracemine.model.paths import selects_many
 
 MAX_LISTED_VALUES = 64
 """A context lists a path's values (or shapes) only when it has at most this many."""
+_EXTREMES = MIN_COLUMNS | MAX_COLUMNS
+
+
+class Stats(Mapping[str, Any]):
+    """A profile row's columns by name: its values in a tuple, the names' positions shared
+    by every row of one query. A dict a row cost a few kilobytes, and a wide store has a
+    row per context and path (hundreds of thousands)."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: dict[str, int], values: tuple[Any, ...]) -> None:
+        self._index = index
+        self._values = values
+
+    def __getitem__(self, column: str) -> Any:
+        return self._values[self._index[column]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
 
 
 @dataclass(frozen=True)
@@ -33,15 +56,16 @@ class PathProfile:
     side: str
     path: str
     tasks: int
-    stats: dict[str, Any]
+    stats: Mapping[str, Any]
     format: str | None = None  # the format guessed for the path's strings (survey)
 
     def __getitem__(self, column: str) -> Any:
         value = self.stats[column]
-        return 0 if value is None and column not in MIN_COLUMNS | MAX_COLUMNS else value
+        return 0 if value is None and column not in _EXTREMES else value
 
-    @property
+    @cached_property
     def has_wildcard(self) -> bool:
+        # asked per pair of a tool's paths and by every template: parsed once
         return selects_many(self.path)
 
     @property
@@ -139,10 +163,31 @@ def units_sql(per_fold: bool) -> str:
     return "(SELECT task AS unit, ctx FROM _tm_membership)"
 
 
+_DOUBLE_SUMS = frozenset({"nsum", "nsq", "lsum", "lsq"})
+
+
+def _context_columns_sql(table: str) -> str:
+    """The profile columns summed (min, max) over rows of ``table``, the counts as
+    BIGINT: a sum of BIGINT is a HUGEINT, which reaches Python twice as slowly, and a
+    context sum of a wide store has a row per context and path."""
+    aggs = []
+    for name in PROFILE_COLUMNS:
+        column = f"{table}.{name}"
+        if name in MIN_COLUMNS or name in MAX_COLUMNS:
+            fn = "min" if name in MIN_COLUMNS else "max"
+            aggs.append(f"{fn}({column}) AS {name}")
+        elif name in _DOUBLE_SUMS:
+            aggs.append(f"sum({column}) AS {name}")
+        else:
+            aggs.append(f"CAST(sum({column}) AS BIGINT) AS {name}")
+    return ", ".join(aggs)
+
+
 def context_sums_sql(per_fold: bool = False) -> str:
     """SQL summing the profiles' units per context (needs the membership tables)."""
     return f"""
-    SELECT m.ctx, p.tool, p.side, p.path, sum(p.tasks) AS tasks, {merged_columns_sql("p")}
+    SELECT m.ctx, p.tool, p.side, p.path, CAST(sum(p.tasks) AS BIGINT) AS tasks,
+           {_context_columns_sql("p")}
     FROM tm_profiles p JOIN {units_sql(per_fold)} m ON m.unit = p.unit
     GROUP BY ALL
     """
@@ -152,8 +197,9 @@ def context_values_sql(per_fold: bool = False, limit: int = MAX_LISTED_VALUES) -
     """SQL summing listed values and shapes per context, for paths with few of them."""
     return f"""
     WITH g AS (
-        SELECT m.ctx, v.tool, v.side, v.path, v.kind, v.value, sum(v.calls) AS calls,
-               sum(v.tasks) AS tasks, max(v.distinct_n) AS task_distinct
+        SELECT m.ctx, v.tool, v.side, v.path, v.kind, v.value,
+               CAST(sum(v.calls) AS BIGINT) AS calls, CAST(sum(v.tasks) AS BIGINT) AS tasks,
+               max(v.distinct_n) AS task_distinct
         FROM tm_profile_values v JOIN {units_sql(per_fold)} m ON m.unit = v.unit
         GROUP BY ALL
     ), w AS (
@@ -201,12 +247,11 @@ def load_contexts(
             if where == fold:
                 contexts[name].tool_calls[tool] = contexts[name].tool_calls.get(tool, 0) + n
     cursor = con.execute(context_sums_sql(per_fold))
-    columns = [d[0] for d in cursor.description][5:]
+    index = {d[0]: i for i, d in enumerate(cursor.description[5:])}
     for row in cursor.fetchall():
         ctx, tool, side, path, tasks = row[:5]
-        stats = dict(zip(columns, row[5:], strict=True))
         contexts[ctx].paths[(tool, side, path)] = PathProfile(
-            tool, side, path, tasks, stats, survey.formats.get(path)
+            tool, side, path, tasks, Stats(index, row[5:]), survey.formats.get(path)
         )
     listings: dict[tuple[str, str, str, str, str], dict[Any, tuple[int, int]]] = {}
     complete: dict[tuple[str, str, str, str, str], bool] = {}

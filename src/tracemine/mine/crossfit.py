@@ -9,6 +9,7 @@ whose bounds differ per fold is still one candidate with K held-out tests.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from scipy.stats import beta
 
@@ -69,6 +70,7 @@ class Candidate:
         return found
 
 
+@lru_cache(maxsize=1 << 16)  # one per candidate, most of them on a few (0, n)
 def upper_bound(violations: float, checked: float, confidence: float = 0.95) -> float:
     """One-sided Clopper–Pearson upper bound on a violation rate; 1.0 without evidence.
     Counts may be fractional (tasks counted from scaled calls)."""

@@ -10,6 +10,7 @@ pattern here.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import groupby
 
 import duckdb
@@ -257,6 +258,7 @@ def looks_personal(value: object, tokens: frozenset[str] = frozenset()) -> bool:
     return personal_kind(value) is not None
 
 
+@lru_cache(maxsize=1 << 16)  # asked per pair of paths: a wide tool has thousands
 def name_tokens(path: str) -> frozenset[str]:
     """Lower-case words of the last named step of a path (``args.orderId`` → order, id),
     with a plural ``s`` dropped, so ``statuses`` and ``status`` meet."""

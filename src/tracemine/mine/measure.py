@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import duckdb
 import pyarrow as pa
@@ -45,6 +46,7 @@ class Measure:
     examples: list[Example] = field(default_factory=list)
 
 
+@lru_cache(maxsize=1 << 16)  # asked per candidate and context of a few thousand paths
 def parent_path(path: str) -> str | None:
     parent = parse(path).parent
     return parent.text if parent is not None else None

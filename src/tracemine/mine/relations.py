@@ -10,7 +10,11 @@ sums its folds' rows.
 
 from __future__ import annotations
 
+import itertools
+from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -57,15 +61,45 @@ class Pair:
     rpath: str
 
 
-def _affine(a: PathProfile, b: PathProfile, ctx: MineContext) -> bool:
-    ta, tb = name_tokens(a.path) - VAGUE_WORDS, name_tokens(b.path) - VAGUE_WORDS
-    if ta & tb:
-        return True
-    if any((x in ta and y in tb) or (y in ta and x in tb) for x, y in ORDER_WORDS):
-        return True
-    va = ctx.values.get((a.tool, a.side, a.path))
-    vb = ctx.values.get((b.tool, b.side, b.path))
-    return bool(va and vb and set(va.counts) & set(vb.counts))
+class _Affinity:
+    """Which scalar paths of one tool have some affinity with which: a shared name part, a
+    name pair that says an order (``start``, ``end``) or a shared listed value. Indexed by
+    name part and by value, so that finding a path's affine paths costs what there are,
+    not a test against every path of the tool (a seat map has thousands)."""
+
+    def __init__(self, profiles: list[PathProfile], ctx: MineContext) -> None:
+        self.tokens = [name_tokens(p.path) - VAGUE_WORDS for p in profiles]
+        self.values: list[frozenset[Any]] = []
+        self.by_token: dict[str, list[int]] = defaultdict(list)
+        self.by_value: dict[Any, list[int]] = defaultdict(list)
+        for i, profile in enumerate(profiles):
+            for word in self.tokens[i]:
+                self.by_token[word].append(i)
+            listing = ctx.values.get((profile.tool, profile.side, profile.path))
+            listed = frozenset(listing.counts) if listing is not None else frozenset()
+            self.values.append(listed)
+            for value in listed:
+                self.by_value[value].append(i)
+        self._memo: dict[int, list[int]] = {}
+
+    def of(self, i: int) -> list[int]:
+        """The indexes affine with path ``i`` (itself among them when it is), in order."""
+        found = self._memo.get(i)
+        if found is not None:
+            return found
+        near: set[int] = set()
+        tokens = self.tokens[i]
+        for word in tokens:
+            near.update(self.by_token[word])
+        for x, y in ORDER_WORDS:
+            if x in tokens:
+                near.update(self.by_token.get(y, ()))
+            if y in tokens:
+                near.update(self.by_token.get(x, ()))
+        for value in self.values[i]:
+            near.update(self.by_value[value])
+        self._memo[i] = found = sorted(near)
+        return found
 
 
 def _vtype(profile: PathProfile) -> str | None:
@@ -79,67 +113,86 @@ def _vtype(profile: PathProfile) -> str | None:
 
 
 def find_pairs(ctx: MineContext) -> list[Pair]:
-    """Candidate pairs per tool, from the profiles of every task (deterministic order)."""
+    """Candidate pairs per tool, from the profiles of every task (deterministic order):
+    the first ``MAX_PAIRS_PER_TOOL`` that :func:`_tool_pairs` yields."""
     pairs: list[Pair] = []
     for tool in ctx.tools():
-        found: list[tuple[str, str, str, PathProfile, PathProfile]] = []
-        profiles = [p for p in ctx.profiles(tool) if p.tasks >= ctx.min_support]
-        typed = [(p, _vtype(p)) for p in profiles]
-        scalars = [(p, t) for p, t in typed if t is not None and p.path not in ("args", "result")]
-        for left, lt in scalars:
-            for right, rt in scalars:
-                if left is right or right.has_wildcard or not _affine(left, right, ctx):
-                    continue
-                same = lt == rt or {lt, rt} == {"string", "date"}
-                if same and left.side == "result" and right.side == "args" and lt != "date":
-                    found.append(("eq", "string" if lt != "number" else "number", "", left, right))
-                if lt == rt and lt in ("number", "date") and (left.has_wildcard or
-                                                              left.path < right.path):  # fmt: skip
-                    found.append(("ord", lt, "", left, right))
-        for left, lt in scalars:
-            if not (left.has_wildcard and lt == "number" and left.side == "result"):
-                continue
-            for right, rt in scalars:
-                if (
-                    rt == "number"
-                    and right.side == "result"
-                    and not right.has_wildcard
-                    and (name_tokens(right.path) & TOTAL_WORDS or _affine(left, right, ctx))
-                ):
-                    found.append(("sum", "number", "", left, right))
-        arrays = [p for p in profiles if p.json_type == "array" and p.side == "result"]
-        for left in arrays:
-            for right, rt in scalars:
-                words = name_tokens(right.path)
-                if (
-                    rt == "number"
-                    and not right.has_wildcard
-                    and (
-                        (right.side == "args" and words & LIMIT_WORDS)
-                        or (
-                            right.side == "result"
-                            and (words & {"count", "num", "size"} or words == {"total"})
-                        )
-                    )
-                ):
-                    found.append(("len", "number", "", left, right))
-        element_arrays = [p for p in profiles if p.side == "args" and p.json_type == "array"
-                          and not p.has_wildcard]  # fmt: skip
-        for left, lt in scalars:
-            for right in element_arrays:
-                element = ctx.paths.get((tool, "args", right.path + "[*]"))
-                if (
-                    left.side == "result"
-                    and element is not None
-                    and lt == _vtype(element)
-                    and lt in ("string", "number")
-                    and _affine(left, right, ctx)
-                ):
-                    found.append(("member", lt, "", left, right))
-        for kind, vtype, _, left, right in found[:MAX_PAIRS_PER_TOOL]:
+        for kind, vtype, left, right in itertools.islice(_tool_pairs(ctx, tool),
+                                                         MAX_PAIRS_PER_TOOL):  # fmt: skip
             pairs.append(Pair(len(pairs), tool, kind, vtype, left.side, left.path,
                               right.side, right.path))  # fmt: skip
     return pairs
+
+
+def _tool_pairs(ctx: MineContext, tool: str) -> Iterator[tuple[str, str, PathProfile, PathProfile]]:
+    """A tool's pairs in order: echoes and orders between affine scalars, sums of a list's
+    numbers, lengths of lists, members of argument lists. Lazily, so that a tool of
+    thousands of paths stops being searched once it has its quota."""
+    profiles = [p for p in ctx.profiles(tool) if p.tasks >= ctx.min_support]
+    typed = [(p, _vtype(p)) for p in profiles]
+    scalars = [(p, t) for p, t in typed if t is not None and p.path not in ("args", "result")]
+    affinity = _Affinity([p for p, _ in scalars], ctx)
+    for i, (left, lt) in enumerate(scalars):
+        for j in affinity.of(i):
+            right, rt = scalars[j]
+            if j == i or right.has_wildcard:
+                continue
+            same = lt == rt or {lt, rt} == {"string", "date"}
+            if same and left.side == "result" and right.side == "args" and lt != "date":
+                yield ("eq", "string" if lt != "number" else "number", left, right)
+            if lt == rt and lt in ("number", "date") and (left.has_wildcard or
+                                                          left.path < right.path):  # fmt: skip
+                yield ("ord", lt, left, right)
+    totals = [
+        (j, right)
+        for j, (right, rt) in enumerate(scalars)
+        if rt == "number" and right.side == "result" and not right.has_wildcard
+    ]
+    for i, (left, lt) in enumerate(scalars):
+        if not (left.has_wildcard and lt == "number" and left.side == "result"):
+            continue
+        near = set(affinity.of(i))
+        for j, right in totals:
+            if name_tokens(right.path) & TOTAL_WORDS or j in near:
+                yield ("sum", "number", left, right)
+    arrays = [p for p in profiles if p.json_type == "array" and p.side == "result"]
+    sizes = [right for right, rt in scalars if rt == "number" and not right.has_wildcard
+             and _names_a_size(right)]  # fmt: skip
+    for left in arrays:
+        for right in sizes:
+            yield ("len", "number", left, right)
+    element_arrays = [p for p in profiles if p.side == "args" and p.json_type == "array"
+                      and not p.has_wildcard]  # fmt: skip
+    for left, lt in scalars:
+        for right in element_arrays:
+            element = ctx.paths.get((tool, "args", right.path + "[*]"))
+            if (
+                left.side == "result"
+                and element is not None
+                and lt == _vtype(element)
+                and lt in ("string", "number")
+                and _affine(left, right, ctx)
+            ):
+                yield ("member", lt, left, right)
+
+
+def _names_a_size(right: PathProfile) -> bool:
+    """A limit among the arguments (``limit``, ``page``) or a count among the results."""
+    words = name_tokens(right.path)
+    if right.side == "args":
+        return bool(words & LIMIT_WORDS)
+    return right.side == "result" and bool(words & {"count", "num", "size"} or words == {"total"})
+
+
+def _affine(a: PathProfile, b: PathProfile, ctx: MineContext) -> bool:
+    ta, tb = name_tokens(a.path) - VAGUE_WORDS, name_tokens(b.path) - VAGUE_WORDS
+    if ta & tb:
+        return True
+    if any((x in ta and y in tb) or (y in ta and x in tb) for x, y in ORDER_WORDS):
+        return True
+    va = ctx.values.get((a.tool, a.side, a.path))
+    vb = ctx.values.get((b.tool, b.side, b.path))
+    return bool(va and vb and set(va.counts) & set(vb.counts))
 
 
 def options(pair: Pair) -> list[tuple[Kind, list[str], tuple[str, ...], dict]]:

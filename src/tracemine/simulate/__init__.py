@@ -27,7 +27,7 @@ from typing import Any
 
 from tracemine._atomic import write_atomic
 from tracemine.errors import InputError
-from tracemine.simulate import commerce, offers, search, travel
+from tracemine.simulate import commerce, offers, realwide, search, travel
 from tracemine.simulate.formats import FORMATS, runs_from_records, write_traces
 
 DOMAINS: dict[str, Callable[[int, int, int], list[dict[str, Any]]]] = {
@@ -37,8 +37,10 @@ DOMAINS: dict[str, Callable[[int, int, int], list[dict[str, Any]]]] = {
 }
 WIDE_DOMAINS: dict[str, Callable[[int, int, int], list[dict[str, Any]]]] = {
     offers.DOMAIN: offers.simulate_task,
+    realwide.DOMAIN: realwide.simulate_task,
 }
-"""Domains of wide results (lists of offers, hundreds of values a call): named on their
+"""Domains of wide results (lists of offers, hundreds of values a call; ``realwide``,
+thousands of distinct paths a tool, as real exports have): named on their
 own, never dealt into ``all``, so ``all`` gives the runs it gave before they existed."""
 SUITES: tuple[str, ...] = ("all", *DOMAINS, *WIDE_DOMAINS)
 OPENAPI_DOCUMENTS = {"commerce": "commerce.openapi.yaml"}
@@ -49,10 +51,10 @@ def simulate(
 ) -> list[dict[str, Any]]:
     """Runs of ``tasks`` tasks, ``trials`` runs each, ordered by task then trial.
 
-    ``suite`` is a domain (``commerce``, ``search``, ``travel``, or ``offers``, whose
-    results are wide) or ``all``, which deals tasks to the first three in turn. Task ``i``
-    of a domain is the same whatever ``tasks`` is, so a larger simulation extends a
-    smaller one.
+    ``suite`` is a domain (``commerce``, ``search``, ``travel``, or ``offers`` and
+    ``realwide``, whose results are wide) or ``all``, which deals tasks to the first
+    three in turn. Task ``i`` of a domain is the same whatever ``tasks`` is, so a larger
+    simulation extends a smaller one.
     """
     if suite not in SUITES:
         raise InputError(f"unknown suite {suite!r}; choose one of: {', '.join(SUITES)}")
