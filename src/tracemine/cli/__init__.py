@@ -7,8 +7,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from typing import Annotated
 
 import typer
+
+from tracemine.cli._help import adopt
 
 app = typer.Typer(
     name="tracemine",
@@ -32,7 +35,39 @@ def _register_commands() -> None:
         module.register(app)
 
 
+def version() -> str:
+    """The installed package's version and the contract-file format it writes."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    from tracemine.model.contract import SCHEMA_VERSION
+
+    try:
+        number = installed("tracemine")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from tracemine import __version__ as number
+    return f"tracemine {number} (contract files: schema_version {SCHEMA_VERSION})"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(version() + "\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    _version: Annotated[
+        bool,
+        typer.Option("--version", "-V", metavar="", is_eager=True, callback=_print_version,
+                     help="Print the version and the contract-file schema version."),
+    ] = False,
+) -> None:  # fmt: skip
+    """Mine outcome contracts from known-good agent tool-call traces and check them."""
+
+
 _register_commands()
+adopt(app)
 
 
 def main() -> None:

@@ -54,7 +54,7 @@ def export_command(
     traces: Annotated[
         list[Path] | None,
         typer.Option(
-            "--traces", metavar="FILE", help="Recorded trace file to replay (pytest; repeatable)."
+            "--traces", metavar="FILE", help="Trace file for pytest (repeatable)."
         ),
     ] = None,
     as_json: JsonOption = False,
