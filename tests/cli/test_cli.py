@@ -22,8 +22,12 @@ def tracemine(*args: str, cwd: Path | None = None) -> subprocess.CompletedProces
         text=True,
         cwd=cwd,
         # a bare environment, but the source tree the tests import, where one is given
-        env={"COLUMNS": "200", "PATH": "", "NO_COLOR": "1",
-             **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}},  # fmt: skip
+        env={
+            "COLUMNS": "200",
+            "PATH": "",
+            "NO_COLOR": "1",
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+        },
     )
 
 

@@ -3,6 +3,7 @@ reads at 80, and tables whose text columns get the width."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -61,7 +62,7 @@ def test_help_reads_at_80_columns(command: tuple[str, ...]) -> None:
     # reaches near the edge
     panel = None
     short = []
-    for line, after in zip(lines, lines[1:], strict=False):
+    for line, after in itertools.pairwise(lines):
         panel = line.split()[1] if line.startswith("╭") else None if line.startswith("╰") else panel
         prose = panel is None and line.strip() and after.strip() and "Usage:" not in line
         listed = panel == "Commands" and re.match(r"│\s{10,}\S", after)

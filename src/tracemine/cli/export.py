@@ -53,9 +53,7 @@ def export_command(
     ] = None,
     traces: Annotated[
         list[Path] | None,
-        typer.Option(
-            "--traces", metavar="FILE", help="Trace file for pytest (repeatable)."
-        ),
+        typer.Option("--traces", metavar="FILE", help="Trace file for pytest (repeatable)."),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:

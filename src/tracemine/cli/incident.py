@@ -34,7 +34,8 @@ def incident_command(
     as_json: JsonOption = False,
 ) -> None:
     """Find the fewest contracts the failing run breaks and no known-good run of the store
-    (--db) does; write them with a pytest module that replays both. Exit 1 when none separates the run."""
+    (--db) does; write them with a pytest module that replays both. Exit 1 when none
+    separates the run."""
     report = run(incident, trace, run_id, db, out, name=name, format=format, control=control,
                  min_tasks=min_tasks)  # fmt: skip
     if as_json:
