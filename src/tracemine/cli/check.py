@@ -10,7 +10,15 @@ from rich.markup import escape
 
 from tracemine._atomic import write_atomic
 from tracemine.check import CheckReport, check, junit_xml
-from tracemine.cli._common import JsonOption, ReaderOption, console, print_json, run
+from tracemine.cli._common import (
+    JsonOption,
+    ReaderOption,
+    console,
+    err_console,
+    print_json,
+    run,
+    trace_paths,
+)
 from tracemine.cli._fit import Column, fit, left_out
 from tracemine.cli._trials import CONTRACT_COLUMNS, render_trials
 from tracemine.cli.ingest import ErrorPatternOption
@@ -21,7 +29,9 @@ ORDER = 40
 def check_command(
     traces: Annotated[
         list[Path],
-        typer.Argument(metavar="FILE...", help="Recorded trace files, any ingest format."),
+        typer.Argument(
+            metavar="PATH...", help="Recorded trace files, folders or globs, any ingest format."
+        ),
     ],
     contracts: Annotated[
         Path,
@@ -62,7 +72,8 @@ def check_command(
     error_pattern: ErrorPatternOption = None,
 ) -> None:
     """Check traces against contracts; exit 1 on violations or incomplete runs."""
-    report = run(check, traces, contracts, format=format, include_proposed=include_proposed,
+    files = run(_readable, traces, format)
+    report = run(check, files, contracts, format=format, include_proposed=include_proposed,
                  oracle=oracle, trials=trials, strict=strict,
                  error_pattern=error_pattern)  # fmt: skip
     if junit is not None:
@@ -75,6 +86,27 @@ def check_command(
             render_trials(report.trials)
     if report.failed:
         raise typer.Exit(1)
+
+
+def _readable(paths: list[Path], format: str | None) -> list[Path]:
+    """The trace files ``paths`` name, as ingest reads them. A file found in a folder that
+    no reader recognises (a schema, a README.json beside the traces) is said and passed
+    over, as ingest skips it; a file named outright must be readable."""
+    from tracemine.errors import UnknownFormatError
+    from tracemine.ingest.detect import detect_format
+
+    named = {p for p in paths if p.is_file()}
+    files = []
+    for path in trace_paths(paths):
+        if format is None and path not in named:
+            try:
+                detect_format(path)
+            except UnknownFormatError:
+                err_console.print(f"skipped {path}: no reader recognises it (not a trace "
+                                  "file?)", markup=False, soft_wrap=True)  # fmt: skip
+                continue
+        files.append(path)
+    return files
 
 
 _RUNS_SHOWN = 10

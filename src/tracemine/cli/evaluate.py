@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from tracemine.cli._common import FoldsOption, JsonOption, console, err_console, print_json, run
+from tracemine.cli._common import (
+    FoldsOption,
+    JsonOption,
+    console,
+    err_console,
+    print_json,
+    run,
+    task_key_callback,
+)
 from tracemine.cli._fit import Column, fit, left_out
 
 if TYPE_CHECKING:
@@ -55,6 +63,7 @@ def evaluate_command(
         typer.Option(
             "--task-key",
             metavar="KEY",
+            callback=task_key_callback,
             help="Task ids for --traces: a run field, metadata key or regex:PATTERN.",
         ),
     ] = None,

@@ -31,10 +31,15 @@ def merge_command(
     mapping: Annotated[
         Path | None,
         typer.Option(
-            "--map",
+            "--mapping",
             metavar="FILE",
             help="Tool → operation mapping (YAML/JSON); default: operationId.",
         ),
+    ] = None,
+    old_mapping: Annotated[
+        Path | None,
+        # the name this option had before export's --mapping set the one name for it
+        typer.Option("--map", metavar="FILE", hidden=True),
     ] = None,
     db: Annotated[
         Path | None,
@@ -48,6 +53,11 @@ def merge_command(
     as_json: JsonOption = False,
 ) -> None:
     """Merge mined candidates with declared constraints and label each contract."""
+    if old_mapping is not None:
+        if mapping is not None:
+            err_console.print("[bold red]error:[/] give --mapping once (--map is its old name)")
+            raise typer.Exit(2)
+        mapping = old_mapping  # kept working, unlisted, for a release
     report = run(merge_files, candidates, spec, mapping=mapping, db=db, out=out)
     if as_json:
         print_json(_as_json(report))
