@@ -57,8 +57,12 @@ def render(report: IncidentReport) -> None:
         console.print(f"[green]separates[/]: {escape(s.description)} ({s.kind}, {s.tasks} tasks)",
                       markup=True, soft_wrap=True)  # fmt: skip
         console.print(f"  observed: {s.observed}", markup=False, soft_wrap=True)
+        if s.claim:
+            console.print(f"  claims of known-good runs: {s.claim}", markup=False,
+                          soft_wrap=True)  # fmt: skip
     for s in report.alternatives:
-        console.print(f"  also separates: {s.description}", markup=False, soft_wrap=True)
+        console.print(f"  also separates: {s.description} ({s.kind}); not written: "
+                      f"{s.why_not}", markup=False, soft_wrap=True)  # fmt: skip
     if not report.separating:
         console.print("[red]no contract of the vocabulary separates this run[/]", markup=True)
     for gap in report.missing_vocabulary:
