@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -20,6 +21,7 @@ from tracemine.cli._common import (
     trace_paths,
 )
 from tracemine.cli._fit import Column, fit, left_out
+from tracemine.cli._progress import QuietOption, Stages
 from tracemine.cli._trials import CONTRACT_COLUMNS, render_trials
 from tracemine.cli.ingest import ErrorPatternOption
 
@@ -70,16 +72,21 @@ def check_command(
         bool, typer.Option("--strict", help="With --trials: noisy contracts fail the check too.")
     ] = False,
     error_pattern: ErrorPatternOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Check traces against contracts; exit 1 on violations or incomplete runs."""
-    files = run(_readable, traces, format)
-    report = run(check, files, contracts, format=format, include_proposed=include_proposed,
-                 oracle=oracle, trials=trials, strict=strict,
-                 error_pattern=error_pattern)  # fmt: skip
+    with Stages("check", quiet=quiet) as stages:
+        stages.stage("finding traces")
+        files = run(_readable, traces, format)
+        stages.stage(f"replaying {len(files)} trace files" if len(files) > 1 else "replaying")
+        report = run(check, files, contracts, format=format, include_proposed=include_proposed,
+                     oracle=oracle, trials=trials, strict=strict,
+                     error_pattern=error_pattern)  # fmt: skip
     if junit is not None:
         write_atomic(junit, junit_xml(report))
     if as_json:
-        print_json(report.model_dump_json(indent=2))
+        print_json(json.dumps({**report.model_dump(mode="json"), "timings": stages.timings},
+                              indent=2))  # fmt: skip
     else:
         render(report)
         if report.trials is not None:

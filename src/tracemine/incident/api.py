@@ -23,7 +23,7 @@ what the vocabulary lacks to express it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -178,10 +178,14 @@ def incident(
     format: str | None = None,
     control: int = 5,
     min_tasks: int = 3,
+    progress: Callable[[str], None] | None = None,
 ) -> IncidentReport:
     """Separate run ``run_id`` of ``trace`` from the known-good runs in the store ``db``
     and write, into ``out``, the contract fragment, the cassettes of the failing run and
-    of ``control`` known-good runs, a pytest module asserting both, and ``incident.json``."""
+    of ``control`` known-good runs, a pytest module asserting both, and ``incident.json``.
+    ``progress`` is called with the name of each stage as it starts."""
+    say = progress or (lambda _stage: None)
+    say("reading")
     traces = read_traces(trace, format)
     failing = [c for c in traces.calls if c["run_id"] == run_id]
     if not failing:
@@ -194,15 +198,18 @@ def incident(
     nominal = load_nominal(db)
     if not nominal:
         raise InputError(f"{db}: no known-good run to separate the failing run from")
+    say("fitting the vocabulary")
     vocabulary = mine(db, crossfit=False, budget=False, run_level=True, min_tasks=min_tasks)
     fitted = [c for c in vocabulary.contracts if c.kind != Kind.COMPLETENESS]
     monitor = Monitor.from_dict(json.loads(vocabulary.model_copy(update={"contracts": fitted})
                                            .model_dump_json()), include_proposed=True)  # fmt: skip
     families = {rid: run.get("family") for rid, (run, _) in nominal.items()}
     nominal_calls = [c for _, calls in nominal.values() for c in calls]
+    say("replaying the known-good runs")
     alarming: set[str] = set()
     for replayed in replay(monitor, nominal_calls, families=families):
         alarming |= _violations(replayed).keys()
+    say("replaying the failing run")
     (replayed,) = replay(monitor, failing)
     violated = _violations(replayed)
     by_id = {c.id: c for c in fitted}
@@ -232,5 +239,6 @@ def incident(
     if not report.separating:
         report.missing_vocabulary = [g.message() for g in find_gaps(failing, grouped, min_tasks)]
     chosen = [by_id[s.contract_id] for s in report.separating]
+    say("writing")
     write_outputs(report, Path(out), failing, nominal, chosen, control)
     return report
