@@ -24,6 +24,10 @@ _OK_STATUSES = (None, "ok", "unknown")
 _SLOW = object()
 _UNKNOWN_NAMES = 100  # tools without contracts counted by name; past this, in one sum
 _log = logging.getLogger("tracemine.monitor")
+# a library's records go where the application's logging sends them, and nowhere (not to
+# stderr by logging's last resort) when it configures none: ``check`` and ``evaluate``
+# replay thousands of calls through monitors of their own and say coverage themselves
+_log.addHandler(logging.NullHandler())
 
 
 class ProposedContractsIgnored(UserWarning):
