@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
 from tracemine.cli._common import err_console
 
@@ -37,7 +37,7 @@ class Stages:
         self._name: str | None = None
         self._started = 0.0
         self._bar: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> Stages:
         if self.shown:
