@@ -73,7 +73,7 @@ TaskKeyOption = Annotated[
         metavar="KEY",
         callback=task_key_callback,
         help="Where task ids come from when runs have none: a run field, a metadata key, "
-        "or regex:PATTERN over run ids with a group (?P<task>…).",
+        "or regex:PATTERN over run ids whose group (?P<task>…) is the task id.",
     ),
 ]
 

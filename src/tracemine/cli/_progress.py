@@ -17,7 +17,7 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from tracemine.cli._common import err_console
 
 QuietOption = Annotated[
-    bool, typer.Option("--quiet", "-q", help="No progress display, even on a terminal.")
+    bool, typer.Option("--quiet", "-q", help="No progress display on a terminal.")
 ]
 
 

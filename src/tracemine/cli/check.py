@@ -32,7 +32,7 @@ def check_command(
     traces: Annotated[
         list[Path],
         typer.Argument(
-            metavar="PATH...", help="Recorded trace files, folders or globs, any ingest format."
+            metavar="PATH...", help="Trace files, folders or globs (any ingest format)."
         ),
     ],
     contracts: Annotated[

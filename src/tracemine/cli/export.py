@@ -58,7 +58,7 @@ def export_command(
     ] = None,
     verbose: Annotated[
         bool,
-        typer.Option("--verbose", "-v", help="List each contract the target cannot express."),
+        typer.Option("--verbose", "-v", help="List every contract not expressed."),
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
