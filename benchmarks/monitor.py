@@ -6,11 +6,18 @@ Prints p50 and p99 microseconds per check for an order result with 20 applicable
 contracts, the time fastjsonschema needs to validate the equivalent JSON Schema (the
 unary contracts; JSON Schema cannot say ``equals``, ``le`` or ``sum_equals``, so the
 schema does slightly less work), and how both grow with 5, 20 and 80 contracts.
+
+Then the cost of the same check through each integration, timed in the same loop as
+``Monitor.check`` alone: the OpenTelemetry span processor (``on_end`` of a finished tool
+span, making its ``tracemine.receipt`` span) against ``check`` on the span's result text,
+the Agents SDK tool output guardrail against ``check`` on the tool's output, and
+LangChain's ``MonitoredTool.invoke`` against the plain tool's ``invoke``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import time
 from collections.abc import Callable
@@ -158,7 +165,66 @@ def main() -> None:
         lambda: monitor.check("get_order", ARGS, RESULT, call_id="c", run=run), calls=2000
     )
     print(f"20 contracts, recording into a run: p50 {p50:.1f} µs")
+    integrations(monitor, calls)
     print(f"python {platform.python_version()}, fastjsonschema {fastjsonschema.VERSION}")
+
+
+def integrations(monitor: Monitor, calls: int) -> None:
+    """One row per integration: its p50 next to what it wraps, timed call by call."""
+    from agents import Agent, ToolOutputGuardrailData
+    from agents.tool_context import ToolContext
+    from langchain_core.tools import tool
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from tracemine.integrations.langchain import MonitoredTool
+    from tracemine.integrations.openai_agents import monitor_guardrail
+    from tracemine.integrations.otel import MonitorSpanProcessor
+
+    text = json.dumps(RESULT)
+    provider = TracerProvider()  # no exporter: the processor's own cost, receipt span included
+    processor = MonitorSpanProcessor(monitor, tracer_provider=provider)
+    provider.add_span_processor(processor)
+    source, exporter = TracerProvider(), InMemorySpanExporter()  # makes the finished tool span
+    source.add_span_processor(SimpleSpanProcessor(exporter))
+    with source.get_tracer("bench").start_as_current_span("execute_tool get_order") as span:
+        span.set_attributes({"gen_ai.operation.name": "execute_tool",
+                             "gen_ai.tool.name": "get_order",
+                             "gen_ai.tool.call.arguments": json.dumps(ARGS),
+                             "gen_ai.tool.call.result": text})  # fmt: skip
+    (tool_span,) = exporter.get_finished_spans()  # what on_end receives
+    processor.on_end(tool_span)
+    assert processor.counts["evaluated"] == 1 and processor.counts["violated"] == 0
+    check = monitor_guardrail(monitor).guardrail_function
+    context = ToolContext(None, tool_name="get_order", tool_call_id="c1",
+                          tool_arguments=json.dumps(ARGS))  # fmt: skip
+    data = ToolOutputGuardrailData(context=context, agent=Agent(name="bench"), output=RESULT)
+    verdict: Any = check(data)
+    assert verdict.behavior["type"] == "allow", verdict
+
+    @tool
+    def get_order(order_id: str, limit: int) -> str:
+        """The order."""
+        return text
+
+    wrapped = MonitoredTool(get_order, monitor)
+    call = {"name": "get_order", "args": ARGS, "id": "c1", "type": "tool_call"}
+    rows = [
+        ("otel span processor on_end", lambda: processor.on_end(tool_span),
+         "Monitor.check(text)", lambda: monitor.check("get_order", ARGS, text)),
+        ("agents output guardrail", lambda: check(data),
+         "Monitor.check(output)", lambda: monitor.check("get_order", ARGS, RESULT)),
+        ("langchain MonitoredTool.invoke", lambda: wrapped.invoke(call),
+         "tool.invoke", lambda: get_order.invoke(call)),
+    ]  # fmt: skip
+    print("20 contracts, through each integration (p50 µs; each timed in one loop with what "
+          "it wraps; ratio = through ÷ alone):")  # fmt: skip
+    for name, through, alone_name, alone in rows:
+        # a LangChain invoke costs ~100 µs of its own (callbacks, schema): fewer rounds
+        n = max(200, calls // 40) if name.startswith("langchain") else calls // 4
+        (p50, _), (a50, _) = timings(through, alone, calls=n)
+        print(f"  {name:<31} {p50:>8.1f}   {alone_name:<21} {a50:>8.1f}   {p50 / a50:>6.2f}×")
 
 
 if __name__ == "__main__":

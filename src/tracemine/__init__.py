@@ -53,6 +53,10 @@ _EXPORTS = {
     # review
     "ReviewFile": "tracemine.review",
     "apply_review": "tracemine.review",
+    "build_cards": "tracemine.review",
+    "cards_html": "tracemine.review",
+    "cards_json": "tracemine.review",
+    "find_items": "tracemine.review",
     "contracts_frame": "tracemine.review",
     "coverage_chart": "tracemine.review",
     "decide": "tracemine.review",

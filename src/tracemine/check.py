@@ -61,6 +61,10 @@ class RunSummary(BaseModel):
     gaps: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
     violations: list[dict[str, Any]] = Field(default_factory=list)
+    call_violations: dict[str, int] = Field(
+        default_factory=dict, description="contract id → calls of this run that violated it"
+    )
+    call_examples: list[str] = Field(default_factory=list, description="first few, redacted")
     label: str | None = None
     label_detail: str = ""
 
@@ -70,6 +74,7 @@ class CheckReport(BaseModel):
 
     traces: list[str]
     contracts_file: str
+    enforced: int = Field(0, description="contracts the monitor enforced")
     calls: int = 0
     quarantined: int = 0
     violations: int = 0
@@ -110,8 +115,11 @@ def check(
     paths = [traces] if isinstance(traces, str | Path) else list(traces)
     document = read_document(contracts)  # read once: the monitor and the noise marks
     monitor = Monitor.from_dict(document, include_proposed=include_proposed, origin=str(contracts))
+    if not monitor.contracts and not include_proposed:
+        raise InputError(_nothing_enforced(contracts, monitor.ignored_proposed))
     cases = load_oracle(oracle) if oracle is not None else None
     report = CheckReport(traces=[str(p) for p in paths], contracts_file=str(contracts),
+                         enforced=len(monitor.contracts),
                          notices=list(monitor.notices))  # fmt: skip
     summaries = {s.id: ContractSummary(tool=s.tool, contract_id=s.id, kind=s.kind,
                                        path=", ".join(p.text for p in s.paths) or "(run)")
@@ -127,7 +135,8 @@ def check(
         families = {rid: run.get("family") for rid, run in runs.items()}
         for replayed in replay(monitor, traces_read.calls, families=families):
             run = runs.get(replayed.run_id, {})
-            report.runs.append(_run_summary(replayed, run, cases))
+            run_summary = _run_summary(replayed, run, cases)
+            report.runs.append(run_summary)
             if grouped is not None:
                 grouped.append((replayed, run))
             for outcome in replayed.calls:
@@ -146,6 +155,13 @@ def check(
                     else:
                         summary.checked += 1
                 for v in receipt.violations:
+                    broken = run_summary.call_violations
+                    broken[v.contract_id] = broken.get(v.contract_id, 0) + 1
+                    if len(run_summary.call_examples) < 3:
+                        run_summary.call_examples.append(
+                            f"{outcome.call_id} {outcome.tool}: {v.path} expected {v.expected}, "
+                            f"got {v.observed}"[:200]
+                        )
                     _count(summaries, v.contract_id, f"{outcome.run_id}/{outcome.call_id}: "
                            f"{v.path} expected {v.expected}, got {v.observed}")  # fmt: skip
             for v in replayed.verdict.violations if replayed.verdict else ():
@@ -162,6 +178,14 @@ def check(
         report.trials = judge_trials(grouped or [], plans, report.contracts, strict=strict,
                                      marked=marked, measured=grouped is not None)  # fmt: skip
     return report
+
+
+def _nothing_enforced(contracts: str | Path, proposed: int) -> str:
+    held = f" ({proposed} proposed)" if proposed else ""
+    return (
+        f"{contracts}: no accepted contract to enforce{held}; accept some with "
+        "`tracemine review accept`, or enforce the proposed ones with --include-proposed"
+    )
 
 
 def noise_marks(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -259,7 +283,7 @@ def junit_xml(report: CheckReport) -> str:
     """JUnit XML: a suite ``contracts`` with one testcase per tool·contract (failed when
     violated, skipped when no call exercised it or, with trials and not strict, when it is
     noisy between trials) and a suite ``runs`` with one testcase per run (failed when
-    incomplete or a steady run-level contract broke)."""
+    incomplete, or when a steady contract broke on the run or on one of its calls)."""
     root = ET.Element("testsuites", name="tracemine check")
     noisy = noisy_notes(report.trials)
     suite = ET.SubElement(root, "testsuite", name="contracts", tests=str(len(report.contracts)),
@@ -282,7 +306,8 @@ def junit_xml(report: CheckReport) -> str:
             reason = f"not evaluated on {c.not_evaluated} calls" if c.not_evaluated else "no call"
             ET.SubElement(case, "skipped", message=reason)
     failed_runs = [r for r in report.runs if r.verdict != "complete" or any(
-        v.get("contract_id") not in noisy for v in r.violations)]  # fmt: skip
+        v.get("contract_id") not in noisy for v in r.violations) or any(
+        cid not in noisy for cid in r.call_violations)]  # fmt: skip
     failed_ids = {id(r) for r in failed_runs}
     runs = ET.SubElement(root, "testsuite", name="runs", tests=str(len(report.runs)),
                          failures=str(len(failed_runs)))  # fmt: skip
@@ -290,7 +315,7 @@ def junit_xml(report: CheckReport) -> str:
         case = ET.SubElement(runs, "testcase", classname="runs", name=r.run_id)
         if id(r) in failed_ids:
             problems = r.gaps + [f"{v['path']}: expected {v['expected']}, got {v['observed']}"
-                                 for v in r.violations]  # fmt: skip
+                                 for v in r.violations] + _call_problems(r)  # fmt: skip
             failure = ET.SubElement(case, "failure", type=r.verdict, message=problems[0][:200])
             failure.text = "\n".join(problems)
     for element in root.iter():  # names and messages come from traces: make them XML
@@ -298,6 +323,14 @@ def junit_xml(report: CheckReport) -> str:
             element.text = _xml_text(element.text)
         element.attrib = {key: _xml_text(value) for key, value in element.attrib.items()}
     return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+def _call_problems(run: RunSummary) -> list[str]:
+    if not run.call_violations:
+        return []
+    calls = sum(run.call_violations.values())
+    head = f"{calls} call-level violations of {len(run.call_violations)} contracts"
+    return [head, *run.call_examples]
 
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

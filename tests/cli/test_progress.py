@@ -87,14 +87,15 @@ def test_json_says_the_seconds_of_each_stage(folder: Path) -> None:
     assert list(timings) == ["reading", "profiles", "relations", "held-out counts",
                              "detection estimate", "selection", "trials"]  # fmt: skip
     assert all(isinstance(s, float) and s >= 0 for s in timings.values())
-    checked = json.loads(piped("check", "traces.jsonl", "-c", "c.json", "--json",
-                               cwd=folder).stdout)  # fmt: skip
+    checked = json.loads(piped("check", "traces.jsonl", "-c", "c.json", "--include-proposed",
+                               "--json", cwd=folder).stdout)  # fmt: skip
     assert list(checked["timings"]) == ["finding traces", "replaying"]
 
 
 def test_check_shows_its_stages_on_a_terminal(folder: Path) -> None:
     if not (folder / "c.json").exists():
         piped(*MINE, cwd=folder)
-    shown = on_terminal("check", "traces.jsonl", "-c", "c.json", cwd=folder)
+    shown = on_terminal("check", "traces.jsonl", "-c", "c.json", "--include-proposed",
+                        cwd=folder)  # fmt: skip
     assert re.search(r"✓ check: replaying \d+\.\d s", shown), shown
     assert "calls in" in shown

@@ -11,7 +11,7 @@ import pytest
 from tracemine.evaluate import EvaluationReport, evaluate
 from tracemine.faults import FaultClass, FaultGroup
 
-ARMS = ["status-only", "declared", "mined-no-crossfit", "mined-crossfit", "merged",
+ARMS = ["status-only", "declared", "inferred-schema", "mined-no-crossfit", "mined-crossfit", "merged",
         "oracle-peeking"]  # fmt: skip
 STATUS_CLASSES = {FaultClass.MISSING_RESULT.value, FaultClass.EXECUTION_ERROR.value}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -102,7 +103,8 @@ def _tracemine(*args: Any, cwd: Path) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={"COLUMNS": "200", "PATH": ""},
+        # the code under test, not whatever tracemine the interpreter would find first
+        env={"COLUMNS": "200", "PATH": "", "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
     )
 
 
@@ -167,14 +169,17 @@ def test_help_text() -> None:
 
 
 def test_check_says_that_proposed_contracts_were_not_enforced(files, tmp_path) -> None:
-    proposed = [c.model_copy(update={"status": ContractStatus.PROPOSED}) for c in CONTRACTS]
+    # one accepted contract is enforced; the proposed ones beside it are said, not checked
+    proposed = [CONTRACTS[0]] + [
+        c.model_copy(update={"status": ContractStatus.PROPOSED}) for c in CONTRACTS[1:]
+    ]
     files["contracts"].write_text(ContractFile(contracts=proposed).model_dump_json(), "utf-8")
     out = _tracemine("check", files["clean"], "-c", files["contracts"], cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     told = " ".join(out.stdout.split())  # the note may wrap
-    assert f"{len(proposed)} of {len(proposed)} contracts are proposed and not enforced" in told
-    assert "--include-proposed" in told
+    assert f"2 of {len(proposed)} contracts are proposed and not enforced" in told
+    assert "--include-proposed" in told and "against 1 enforced contracts" in told
     report = check([files["clean"]], files["contracts"])
-    assert len(report.notices) == 1
+    assert len(report.notices) == 1 and report.enforced == 1
     enforced = check([files["clean"]], files["contracts"], include_proposed=True)
-    assert enforced.notices == [] and enforced.contracts
+    assert enforced.notices == [] and len(enforced.contracts) == enforced.enforced == 3

@@ -165,3 +165,20 @@ def test_contract_ids_are_stable_and_cite_the_pointer() -> None:
         "spec": "orders-3.0.yaml",
         "pointer": "#/components/schemas/Order/properties/total_cents",
     }
+
+
+def test_declared_descriptions_say_the_constraint_and_where_it_is_declared() -> None:
+    got = sources("orders-3.0.yaml")
+    status = got[("getOrder", "result.status", "one_of")].description
+    assert status == (
+        "result.status one of pending, shipped, delivered, cancelled — declared in orders-3.0.yaml"
+    )
+    assert got[("getOrder", "result.total_cents", "non_negative")].description == (
+        "result.total_cents >= 0 — declared in orders-3.0.yaml"
+    )
+    assert got[("listOrders", "args.limit", "range")].description.startswith(
+        "1 <= args.limit <= 100 —"
+    )
+    prose = [c for c in got.values() if c.sources == [Source.PROSE]]
+    assert prose and all("— stated in a description in orders-3.0.yaml" in c.description
+                         for c in prose)  # fmt: skip

@@ -59,7 +59,7 @@ def test_list_accept_reject_mute_show(candidates: Path) -> None:
 def test_user_mistakes_are_one_line_errors(candidates: Path) -> None:
     c = ["--contracts", str(candidates)]
     for args, message in [
-        (["accept", *c], "name contract ids or give a filter"),
+        (["accept", *c], "name contract or item ids or give a filter"),
         (["list", *c, "--kind", "bogus"], "--kind bogus"),
         (["show", *c, "c_nope"], "matches no contract"),
         (["list", "--contracts", str(candidates.parent / "missing.json")], "cannot read"),

@@ -74,7 +74,8 @@ def check_command(
     error_pattern: ErrorPatternOption = None,
     quiet: QuietOption = False,
 ) -> None:
-    """Check traces against contracts; exit 1 on violations or incomplete runs."""
+    """Check traces against contracts; exit 1 on violations or incomplete runs, 2 when
+    the file has no accepted contract to enforce (unless --include-proposed)."""
     with Stages("check", quiet=quiet) as stages:
         stages.stage("finding traces")
         files = run(_readable, traces, format)
@@ -166,7 +167,8 @@ def render(report: CheckReport) -> None:
                       markup=False)  # fmt: skip
     runs = len(report.runs)
     console.print(
-        f"{report.calls} calls in {runs} runs: {report.violations} violations, "
+        f"{report.calls} calls in {runs} runs against {report.enforced} enforced contracts: "
+        f"{report.violations} violations, "
         f"{report.incomplete_runs} incomplete runs, {report.quarantined} records quarantined"
         + (" — [red]FAILED[/]" if report.failed else " — [green]ok[/]"),
         markup=True,

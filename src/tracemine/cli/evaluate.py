@@ -114,6 +114,9 @@ _COMPACT = {  # headers of the summary at 80 columns: what each figure is, in a 
     "nominal runs with an alarm": "runs with\nan alarm",
     "mean detection, covered classes": "mean\ndetection",
     "selection efficiency (÷ oracle)": "efficiency",
+    "predicted per call": "predicted\nper call",
+    "realized per call [95% CI]": "realized\nper call\n[95% CI]",
+    "realized per task [95% CI]": "realized\nper task\n[95% CI]",
     "calls judged alike as text and as value": "calls judged\nalike as text\nand as value",
     "false alarms per nominal call, results as text [95% CI]": (
         "false alarms\nper call, as\ntext [95% CI]"
@@ -121,7 +124,11 @@ _COMPACT = {  # headers of the summary at 80 columns: what each figure is, in a 
 }
 
 
+_DROP = {"realized per task [95% CI]": 2, "over price": 1}  # first to go when narrow
+
+
 def render(report: EvaluationReport) -> None:
+    from tracemine.evaluate.reliability import FAMILY_HEADER, family_rows, fresh
     from tracemine.evaluate.report import (
         SUMMARY_HEADER,
         TEXT_HEADER,
@@ -149,6 +156,17 @@ def render(report: EvaluationReport) -> None:
     said = left_out(dropped, console.width)
     if said:
         console.print(said, style="dim")
+    for name, families in fresh(report.arms):
+        columns = [Column(h, _COMPACT.get(h), numeric=i > 0, split=True, drop=_DROP.get(h, 0))
+                   for i, h in enumerate(FAMILY_HEADER)]  # fmt: skip
+        title = f"fresh-task calibration per contract family: {name}"
+        table, dropped = fit(title, columns, family_rows(families), console.width)
+        console.print(table)
+        said = left_out(dropped, console.width)
+        if said:
+            console.print(said, style="dim")
+        if families.note:
+            console.print(f"[yellow]{escape(name)}:[/] {escape(families.note)}")
     for arm in report.arms:
         if arm.available and arm.note:
             console.print(f"[yellow]{escape(arm.arm)}:[/] {escape(arm.note)}")

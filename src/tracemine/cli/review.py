@@ -1,9 +1,10 @@
-"""`tracemine review list|show|accept|reject|mute`: review candidate contracts from the
+"""`tracemine review list|show|cards|accept|reject|mute`: review candidate contracts from the
 terminal. Decisions go to the review file beside the contracts (``<name>.review.yaml``)."""
 
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,9 +16,14 @@ from tracemine.cli._fit import Column, fit, left_out
 from tracemine.errors import InputError
 from tracemine.model.contract import Contract, ContractFile
 from tracemine.review import (
+    BRIEF_LEGEND,
+    Card,
+    build_cards,
+    cards_json,
     decide,
     filter_contracts,
     find_contracts,
+    find_items,
     is_stale,
     load_reviewed,
     save_review,
@@ -70,7 +76,8 @@ LimitOption = Annotated[
 ]
 IdArgument = Annotated[str, typer.Argument(metavar="ID", help="Contract id (or a unique prefix).")]
 IdsArgument = Annotated[
-    list[str] | None, typer.Argument(metavar="ID...", help="Contract ids or prefixes.")
+    list[str] | None,
+    typer.Argument(metavar="ID...", help="Contract or card item ids (i_…), or prefixes."),
 ]
 DEFAULT_CONTRACTS = Path("mined_contracts/candidates.json")
 
@@ -207,17 +214,72 @@ def _decider(status: str) -> Any:
 def _choose(reviewed: ContractFile, ids: list[str], filters: dict[str, Any]) -> list[Contract]:
     if not ids and not filters:
         run(_refuse)
-    chosen = run(find_contracts, reviewed, ids) if ids else reviewed.contracts
+    # an item of a card (`review cards`) stands for every contract in it
+    items = [i for i in ids if i.startswith("i_")]
+    named = [i for i in ids if not i.startswith("i_")]
+    if items:
+        found = run(find_items, run(build_cards, reviewed), items)
+        named += [cid for item in found for cid in item.contracts]
+    chosen = run(find_contracts, reviewed, named) if ids else reviewed.contracts
     return run(filter_contracts, chosen, **filters) if filters else chosen
 
 
 def _refuse() -> None:
-    raise InputError("name contract ids or give a filter (--tool, --kind …) to decide on")
+    raise InputError("name contract or item ids or give a filter (--tool, --kind …) to decide on")
+
+
+def cards_command(
+    contracts: ContractsOption = DEFAULT_CONTRACTS, review: ReviewOption = None,
+    tool: ToolFilter = None, as_json: JsonOption = False,
+) -> None:  # fmt: skip
+    """Show one card per tool: a few items, each one decision (accept or reject an item
+    by its id to decide all its contracts)."""
+    reviewed, _, _ = run(load_reviewed, contracts, review)
+    cards = run(build_cards, reviewed, tool=tool)
+    if as_json:
+        print_json(json.dumps(cards_json(cards), indent=2))
+        return
+    for card in cards:
+        for line in _card_lines(card, console.width):
+            console.print(line, markup=False, soft_wrap=True)
+
+
+def _card_lines(card: Card, width: int) -> list[str]:
+    """A card as lines of at most ``width`` characters: the tool, then per item its id,
+    status and title, then one line per claim with its evidence beside it, or under it
+    when both do not fit."""
+    contracts = sum(len(i.contracts) for i in card.items)
+    items = f"{len(card.items)} item{'s' if len(card.items) != 1 else ''}"
+    out = [f"{card.tool} — {items}, {contracts} contracts"]
+    if any(line.brief.startswith("[") for item in card.items for line in item.lines):
+        out += textwrap.wrap(BRIEF_LEGEND, width, initial_indent="  ", subsequent_indent="   ")
+    for item in card.items:
+        head = f"{item.item} [{item.status}] {item.title}"
+        out += textwrap.wrap(head, width, initial_indent="  ", subsequent_indent="      ",
+                             break_on_hyphens=False)  # fmt: skip
+        for line in item.lines:
+            indent = "      " + "  " * line.depth
+            evidence = line.brief or line.evidence
+            both = f"{indent}{line.claim}  {evidence}" if evidence else ""
+            if both and len(both) <= width:
+                out.append(both)
+                continue
+            out += textwrap.wrap(line.claim, width, initial_indent=indent,
+                                 subsequent_indent=indent + "  ")  # fmt: skip
+            if evidence:
+                out += textwrap.wrap(evidence, width,
+                                     initial_indent=indent + "  ",
+                                     subsequent_indent=indent + "   ")  # fmt: skip
+    if card.not_kept:
+        out += textwrap.wrap(card.not_kept, width, initial_indent="  ", subsequent_indent="    ")
+    out.append("")
+    return out
 
 
 def register(app: typer.Typer) -> None:
     review_app.command("list")(list_command)
     review_app.command("show")(show_command)
+    review_app.command("cards")(cards_command)
     for verb, status in (("accept", "accepted"), ("reject", "rejected"), ("mute", "muted")):
         review_app.command(verb)(_decider(status))
     app.add_typer(review_app, name="review")

@@ -12,6 +12,7 @@ from typing import Any
 from tracemine.errors import InputError
 from tracemine.evaluate.arms import Arm, build_arms
 from tracemine.evaluate.calibrate import CALIBRATED, calibrate
+from tracemine.evaluate.families import FRESH, family_calibration
 from tracemine.evaluate.model import ARMS, ArmResult, ClassResult, EvaluationReport, Rate
 from tracemine.evaluate.oracle import peeking_arm, selection_efficiency
 from tracemine.evaluate.report import write_reports
@@ -51,6 +52,12 @@ DEFINITIONS = {
     "faulted) as its content text, json.dumps of the value as an agent loop writes it, "
     "instead of the parsed value: calls whose alarms are the same both ways, and the false "
     "alarms on nominal calls judged as text",
+    "fresh-task calibration": "per contract family (kind/side[/type][/when][/support], "
+    "as selection pools them), the cross-fitted arm's enforced contracts: predicted is the "
+    "call-weighted mean of their prices (evidence.fa_share, the false-alarm share each adds "
+    "per call of its tool on a new task); realized is the share of (contract, nominal "
+    "evaluation call of its tool) units a violation of that contract names, and of "
+    "(contract, evaluation task) units with any such call; Wilson 95% intervals",
     "calibration": "per tool, the false-alarm share mining predicted for its kept call-level "
     "contracts (provenance selection.tools[tool].predicted_fa) against the share of its "
     "nominal evaluation calls any alarm named (Wilson 95% interval); overall and per bin of "
@@ -168,7 +175,7 @@ def _score(
                        run_false_alarms=Rate.of(0, 0))  # fmt: skip
     if not arm.available:
         return result
-    result.contracts = len(arm.monitor.contracts) if arm.monitor is not None else 0
+    result.contracts = arm.size
     nominal = replay_runs(arm, evaluation)
     flagged = sum(len({s for a in found for s in a.seqs}) for found in nominal.values())
     result.false_alarms = Rate.of(flagged, _calls(evaluation))
@@ -176,6 +183,10 @@ def _score(
     result.noisiest = _noisiest(nominal)
     if arm.name in CALIBRATED:
         result.calibration = calibrate(arm.contracts, evaluation, nominal)
+    if arm.name in FRESH and arm.contracts is not None and arm.monitor is not None:
+        enforced = {spec.id for spec in arm.monitor.contracts}
+        chosen = [c for c in arm.contracts.contracts if c.id in enforced]
+        result.families = family_calibration(chosen, evaluation, nominal)
     # the same runs with every result as its content text: (value verdicts, text verdicts)
     judged: tuple[list[Any], list[Any]] | None = None
     if not arm.status_only:

@@ -1,15 +1,20 @@
 """The arms' contracts: the mining set is ingested into a store, mined with and without
-cross-fitting, the specs' declared contracts extracted and merged. Every contract file is
-written beside the report, so what each arm enforced can be reviewed afterwards."""
+cross-fitting, the specs' declared contracts extracted and merged, and a plain JSON Schema
+inferred per tool (:mod:`tracemine.evaluate.schema`). Every contract file (and the
+schemas) is written beside the report, so what each arm enforced can be reviewed."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tracemine._atomic import write_atomic
 from tracemine.errors import TracemineError
+from tracemine.evaluate import schema
+from tracemine.evaluate.schema import InferredSchemas, infer_schemas
 from tracemine.ingest import ingest
 from tracemine.mine import mine
 from tracemine.model.contract import ContractFile, MergeLabel, save_contracts
@@ -23,13 +28,23 @@ Progress = Callable[[str], None]
 @dataclass(slots=True)
 class Arm:
     """One arm as the scorer needs it: a monitor and the contracts behind it, or the
-    status-only harness (no monitor: it reads call statuses), or why it could not be built."""
+    status-only harness (no monitor: it reads call statuses), or why it could not be built.
+    ``schemas``: inferred JSON Schemas checked beside the monitor (which then holds no
+    contracts, only the gate)."""
 
     name: str
     monitor: Monitor | None
     contracts: ContractFile | None = None
     note: str = ""
     status_only: bool = False
+    schemas: InferredSchemas | None = None
+
+    @property
+    def size(self) -> int:
+        """What the arm enforces: its monitor's contracts, or its schemas."""
+        if self.schemas is not None:
+            return len(self.schemas.schemas)
+        return len(self.monitor.contracts) if self.monitor is not None else 0
 
     @property
     def available(self) -> bool:
@@ -56,7 +71,7 @@ def build_arms(
     ingest([traces], db)
     folder = out / "contracts"
     folder.mkdir(parents=True, exist_ok=True)
-    arms = [Arm("status-only", None, status_only=True)]
+    arms = [Arm("status-only", None, status_only=True), _schema_arm(mining, folder)]
 
     def mined(crossfit: bool) -> ContractFile:
         # run-level contracts too: provenance and prior-call faults pass every call check
@@ -110,8 +125,28 @@ def build_arms(
             else ""
         )
         arms.append(Arm(name, monitor, result, note=note))
-    order = ["status-only", "declared", "mined-no-crossfit", "mined-crossfit", "merged"]
+    order = ["status-only", "declared", schema.NAME, "mined-no-crossfit", "mined-crossfit",
+             "merged"]  # fmt: skip
     return sorted(arms, key=lambda arm: order.index(arm.name))
+
+
+def _schema_arm(mining: list[dict[str, Any]], folder: Path) -> Arm:
+    """The GenSON baseline: the gate (a monitor with no contracts) and the schemas, written
+    to ``folder/inferred-schema.json``; unavailable, saying why, without GenSON."""
+    why = schema.unavailable()
+    if why is not None:
+        return Arm(schema.NAME, None, note=why)
+    try:
+        inferred = infer_schemas(mining)
+    except Exception as exc:  # a baseline failing on odd values is reported, not fatal
+        return Arm(schema.NAME, None, note=f"not built: {type(exc).__name__}: {exc}"[:300])
+    write_atomic(folder / f"{schema.NAME}.json",
+                 json.dumps(inferred.document(), indent=2, ensure_ascii=False) + "\n")  # fmt: skip
+    gate = Monitor.from_dict(ContractFile().model_dump(mode="json"), include_proposed=True)
+    calls = sum(len(run["calls"]) for run in mining)
+    note = (f"{len(inferred.schemas)} schemas (tool × side) inferred from {calls} mining "
+            "calls; its contracts column counts schemas")  # fmt: skip
+    return Arm(schema.NAME, gate, note=note, schemas=inferred)
 
 
 def _attempt(build: Callable[[], ContractFile]) -> ContractFile | str:

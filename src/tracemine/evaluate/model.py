@@ -14,6 +14,9 @@ ARMS: dict[str, str] = {
     "status-only": "a harness for which a green status means done: only calls whose status "
     "says they failed (and were not retried with success) or never came back",
     "declared": "the completeness gate plus the constraints the spec declares",
+    "inferred-schema": "the gate plus a JSON Schema per tool and side that GenSON inferred "
+    "from every mining call, checked with jsonschema (Draft 2020-12): a baseline with no "
+    "statistics (needs the dev extra)",
     "mined-no-crossfit": "the gate plus contracts mined on every mining task, no held-out check",
     "mined-crossfit": "the gate plus contracts that held on held-out mining tasks (cross-fitted)",
     "merged": "the gate plus the cross-fitted mined contracts merged with the declared ones",
@@ -117,6 +120,28 @@ class Calibration(BaseModel):
     note: str = ""
 
 
+class FamilyRow(BaseModel):
+    """One contract family on fresh tasks: its price against its realized false alarms,
+    per (contract, nominal call of its tool) and per (contract, task calling it)."""
+
+    family: str
+    contracts: int = Field(description="enforced contracts of the family")
+    predicted: float | None = Field(
+        default=None, description="call-weighted mean fa_share; None: no price"
+    )
+    calls: Rate = Field(description="(contract, nominal call) units with its violation")
+    tasks: Rate = Field(description="(contract, evaluation task) units with its violation")
+    over_price: bool = Field(default=False, description="realized per call above predicted")
+
+
+class FamilyCalibration(BaseModel):
+    """Fresh-task calibration per contract family (:mod:`tracemine.evaluate.families`)."""
+
+    families: list[FamilyRow] = Field(default_factory=list)
+    priced: FamilyRow = Field(description="pooled over the families with a price")
+    note: str = ""
+
+
 class TextJudgement(BaseModel):
     """The arm's monitor given every evaluation result as its content text (as an agent
     loop passes it) instead of the parsed value: the calls (nominal and faulted) judged
@@ -145,6 +170,9 @@ class ArmResult(BaseModel):
     )
     calibration: Calibration | None = Field(
         default=None, description="predicted against realized false alarms, per tool"
+    )
+    families: FamilyCalibration | None = Field(
+        default=None, description="fresh-task false alarms per contract family, priced"
     )
     noisiest: list[dict[str, Any]] = Field(
         default_factory=list, description="contracts raising most false alarms"

@@ -6,10 +6,33 @@ from __future__ import annotations
 
 from html import escape
 
-from tracemine.evaluate.model import ArmResult, Calibration, Rate
+from tracemine.evaluate.model import ArmResult, Calibration, FamilyCalibration, FamilyRow, Rate
 
 TOOL_HEADER = ["tool", "kept by mining", "predicted", "realized [95% CI]", "nominal calls"]
 BIN_HEADER = ["predicted bin", "tools", "nominal calls", "mean predicted", "realized [95% CI]"]
+
+
+FAMILY_HEADER = ["contract family", "contracts", "predicted per call",
+                 "realized per call [95% CI]", "realized per task [95% CI]",
+                 "over price"]  # fmt: skip
+
+
+def _family_row(row: FamilyRow) -> list[str]:
+    predicted = "no price" if row.predicted is None else f"{100 * row.predicted:.3f}%"
+    if row.predicted is not None and 0 < row.predicted < 5e-6:
+        predicted = "<0.001%"  # priced, if barely: 0.000% would read as free
+    return [row.family, str(row.contracts), predicted, row.calls.text(2), row.tasks.text(2),
+            "yes" if row.over_price else ""]  # fmt: skip
+
+
+def family_rows(families: FamilyCalibration) -> list[list[str]]:
+    """One row per contract family, then the pooled row over the priced families."""
+    return [*(_family_row(row) for row in families.families), _family_row(families.priced)]
+
+
+def fresh(arms: list[ArmResult]) -> list[tuple[str, FamilyCalibration]]:
+    """The arms that carry a fresh-task calibration per family, in report order."""
+    return [(arm.arm, arm.families) for arm in arms if arm.available and arm.families]
 
 
 def _share(value: float | None) -> str:

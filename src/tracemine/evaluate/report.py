@@ -10,15 +10,19 @@ from tracemine._atomic import write_atomic
 from tracemine.evaluate.model import ArmResult, EvaluationReport, Rate
 from tracemine.evaluate.reliability import (
     BIN_HEADER,
+    FAMILY_HEADER,
     TOOL_HEADER,
     bin_rows,
     calibrated,
+    family_rows,
+    fresh,
     predicted,
     reliability_chart,
     tool_rows,
 )
 
-_COLOURS = {"status-only": "#9e9e9e", "declared": "#f2a541", "mined-no-crossfit": "#8fb9e0",
+_COLOURS = {"status-only": "#9e9e9e", "declared": "#f2a541", "inferred-schema": "#c8553d",
+            "mined-no-crossfit": "#8fb9e0",
             "mined-crossfit": "#2f6fb0", "merged": "#3a9a5b",
             "oracle-peeking": "#a0508c"}  # fmt: skip
 
@@ -140,6 +144,7 @@ def to_markdown(report: EvaluationReport) -> str:
               "## Localization per fault class (share of detected faults)", "",
               _md_table(class_header(report), class_rows(report, "localization")), ""]  # fmt: skip
     parts += _calibration_markdown(report)
+    parts += _families_markdown(report)
     parts += ["## Noisiest contracts on nominal calls", ""]
     for arm in report.arms:
         for n in arm.noisiest:
@@ -162,6 +167,25 @@ def _calibration_markdown(report: EvaluationReport) -> list[str]:
         if predicted(calibration):
             parts += [_md_table(BIN_HEADER, bin_rows(calibration)), ""]
     return parts if len(parts) > 2 else []
+
+
+_FAMILIES_TITLE = "Fresh-task calibration per contract family"
+
+
+def _families_markdown(report: EvaluationReport) -> list[str]:
+    parts = [f"## {_FAMILIES_TITLE}", ""]
+    for name, families in fresh(report.arms):
+        parts += [f"### {name}", "", _md_table(FAMILY_HEADER, family_rows(families)), ""]
+        parts += [f"_{_md(families.note)}_", ""] if families.note else []
+    return parts if len(parts) > 2 else []
+
+
+def _families_html(report: EvaluationReport) -> str:
+    parts = []
+    for name, families in fresh(report.arms):
+        parts += [f"<h3>{escape(name)}</h3>", _html_table(FAMILY_HEADER, family_rows(families))]
+        parts += [f"<p><i>{escape(families.note)}</i></p>"] if families.note else []
+    return "\n".join([f"<h2>{_FAMILIES_TITLE}</h2>", *parts]) if parts else ""
 
 
 def _calibration_html(report: EvaluationReport) -> str:
@@ -288,7 +312,7 @@ def to_html(report: EvaluationReport) -> str:
         "<h2>Detection per fault class</h2>", heat_table(report),
         "<h2>Localization per fault class (share of detected faults)</h2>",
         heat_table(report, "localization"),
-        _calibration_html(report),
+        _calibration_html(report), _families_html(report),
         "<h2>Definitions</h2>", f"<ul>{definitions}</ul>",
         f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "",
         f"<p>Evaluated in {report.seconds:.1f} s.</p>", "</body></html>", "",

@@ -85,10 +85,26 @@ def replay_runs(arm: Arm, runs: list[dict[str, Any]]) -> dict[str, list[Alarm]]:
     families = {run["run_id"]: run.get("family") for run in runs}
     by_id = {run["run_id"]: run for run in runs}
     paths = _contract_paths(arm)
-    return {
+    found = {
         replayed.run_id: alarms(replayed, by_id[replayed.run_id], paths)
         for replayed in replay(arm.monitor, run_calls(runs), families=families)
     }
+    if arm.schemas is not None:
+        for run in runs:
+            found[run["run_id"]].extend(schema_alarms(arm, run))
+    return found
+
+
+def schema_alarms(arm: Arm, run: dict[str, Any]) -> list[Alarm]:
+    """The inferred-schema arm's alarms of one run: one per schema error, at its call."""
+    assert arm.schemas is not None
+    found = []
+    for position, call in enumerate(run["calls"]):
+        seq = call["seq"] if isinstance(call.get("seq"), int) else position
+        for side, keyword, path in arm.schemas.errors(call):
+            found.append(Alarm("violation", f"{arm.name}:{side}:{keyword}",
+                               str(call.get("tool")), (seq,), (path,)))  # fmt: skip
+    return found
 
 
 def alarms(

@@ -329,6 +329,7 @@ def _ingest_file(
     existing = earlier[0] if earlier is not None else None
     name = format_name
     reader = reader_cls(source_file)
+    reader.task_key = key
     started = time.perf_counter()
     writer = _FileWriter(con, reader, key, validate, ingest_id, errors, limits)
     try:

@@ -33,6 +33,7 @@ from tracemine.openapi.nodes import Child, Node, child
 from tracemine.openapi.operations import ARG_LOCATIONS, Operation
 from tracemine.openapi.refs import Refs, SpecError
 from tracemine.openapi.schema import flatten
+from tracemine.openapi.wording import declared_description
 
 MAX_DEPTH = 8
 MAX_NODES = 1000
@@ -165,10 +166,10 @@ def to_contract(fact: Fact, tool: str, op: Operation) -> Contract:
     declared = {"spec": op.spec, "pointer": fact.pointer}
     if fact.text:
         declared["text"] = fact.text
-    what = "stated in the description" if fact.source == Source.PROSE else "declared"
+    text = declared_description(fact.kind, paths[0], fact.params, op.spec, fact.source)
     contract = Contract(
         tool=tool, side=Side(fact.side), kind=fact.kind, paths=paths, params=dict(fact.params),
-        description=f"{what} by {op.key} in {op.spec}", sources=[fact.source],
+        description=text, sources=[fact.source],
         declared=declared,
     )  # fmt: skip
     refusal = _refusal(fact.params["regex"]) if fact.kind == Kind.PATTERN else None

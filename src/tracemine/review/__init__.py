@@ -3,6 +3,8 @@ them and keyed by stable contract id; a polars view and charts for the notebook.
 
     decisions.py   the review file (YAML), evidence digests, recording decisions
     apply.py       applying decisions, flagging stale ones, choosing contracts
+    cards.py       one card per tool: a few items, each one decision
+    html.py        the cards as self-contained HTML for the notebook
     frame.py       contracts as a polars DataFrame, summaries
     plots.py       altair charts (support vs held-out violations, per-tool coverage)
 
@@ -18,6 +20,7 @@ from tracemine.review.apply import (
     is_stale,
     load_reviewed,
 )
+from tracemine.review.cards import BRIEF_LEGEND, Card, Item, build_cards, cards_json, find_items
 from tracemine.review.decisions import (
     ReviewEntry,
     ReviewFile,
@@ -29,12 +32,19 @@ from tracemine.review.decisions import (
     save_review,
 )
 from tracemine.review.frame import contracts_frame, evidence_frame, summarise
+from tracemine.review.html import cards_html
 from tracemine.review.plots import coverage_chart, support_chart
 
 __all__ = [
+    "BRIEF_LEGEND",
+    "Card",
+    "Item",
     "ReviewEntry",
     "ReviewFile",
     "apply_review",
+    "build_cards",
+    "cards_html",
+    "cards_json",
     "contracts_frame",
     "coverage_chart",
     "decide",
@@ -43,6 +53,7 @@ __all__ = [
     "evidence_frame",
     "filter_contracts",
     "find_contracts",
+    "find_items",
     "is_stale",
     "load_review",
     "load_reviewed",

@@ -96,6 +96,9 @@ class Reader:
 
     def __init__(self, source_file: str) -> None:
         self.source_file = source_file
+        #: ingest's ``--task-key`` (a :class:`~tracemine.ingest.taskkey.TaskKey`), for a
+        #: format whose calls name their own task (the ``mcp`` reader's ``params._meta``)
+        self.task_key: Any = None
 
     @classmethod
     def sniff(cls, unit: Any) -> bool:

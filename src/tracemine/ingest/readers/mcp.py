@@ -23,8 +23,33 @@ request is quarantined. Task-augmented calls (``CreateTaskResult``) take their r
 the ``tasks/result`` response. Ids are compared as text (``3`` and ``"3"`` match): loggers
 and the spec's own cancellation example do not keep the JSON type of an id.
 
-Runs are sessions: the wrapper's session id, else the file (a new ``initialize`` after tool
-calls starts the file's next run, as ids restart with a new stdio session).
+Runs are sessions: the wrapper's session id, else the file (a new ``initialize`` or
+``server/discover`` after tool calls starts the file's next run, as ids restart with a new
+stdio session). A session's task id is the wrapper's ``task_id`` (``tracemine mcp wrap
+--task``); failing that, a call that names its task in ``params._meta`` (under the
+wrapper's ``task_key``, else the field of ingest's ``--task-key``, else ``task_id``) is
+in the run ``<session>/<task>`` of that task, so one session that served several tasks
+is mined as several runs.
+
+The protocol as of MCP 2026-07-28 (modelcontextprotocol.io/specification/2026-07-28), and
+the handshake of 2025-11-25 and before:
+
+- both openings: ``initialize`` (``protocolVersion``, ``clientInfo``; ``serverInfo`` in
+  the answer) and ``server/discover`` (the version and client in ``params._meta``
+  under ``io.modelcontextprotocol/protocolVersion`` and ``…/clientInfo``, the server in
+  the answer's ``_meta``), or none at all (the version read from a call's ``_meta``);
+- ``structuredContent`` of any JSON type (2026-07-28 allows more than objects);
+- ``resultType``: ``complete`` is a result; ``input_required`` is not the call's result
+  yet (the call is kept as ``unknown`` with the anomaly ``input_required``; the client's
+  retry is a call of its own);
+- ``resource_link`` and embedded ``resource`` blocks are the result when no text or
+  structured content is given;
+- tool ``annotations`` (``readOnlyHint``, ``destructiveHint`` …) from ``tools/list`` are
+  kept in the run's metadata under ``tool_annotations``.
+
+What ``tracemine mcp wrap`` adds is not evidence and is dropped when read: the receipt in
+``result._meta["tracemine/receipt"]`` is never read, and a ``--note`` text block (one that
+starts with ``[tracemine] ``) is left out of the content.
 """
 
 from __future__ import annotations
@@ -46,6 +71,8 @@ from tracemine.ingest.readers.base import (
     parse_time,
     text_of_parts,
 )
+from tracemine.ingest.taskkey import lookup
+from tracemine.proxy import is_note_block
 
 _SESSION_KEYS = ("session_id", "sessionId", "mcp_session_id", "mcpSessionId", "Mcp-Session-Id")
 _TIME_KEYS = ("timestamp", "ts", "time")
@@ -57,6 +84,11 @@ _SENT = {"send", "sent", "out", "outgoing", "outbound", "client_to_server", "cli
 _RECEIVED = {"recv", "received", "in", "incoming", "inbound", "server_to_client", "server->client"}
 
 Key = tuple[str, str, str]  # (session, requester side, id)
+_OPENINGS = ("initialize", "server/discover")
+# where the 2026-07-28 protocol puts what initialize used to carry
+_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+_CLIENT_META = "io.modelcontextprotocol/clientInfo"
+_SERVER_META = "io.modelcontextprotocol/serverInfo"
 
 
 def _is_message(value: Any) -> TypeGuard[dict[str, Any]]:
@@ -65,10 +97,15 @@ def _is_message(value: Any) -> TypeGuard[dict[str, Any]]:
     )
 
 
-def _wrapped(unit: dict[str, Any]) -> dict[str, Any] | None:
+def _wrapped(unit: dict[str, Any]) -> Any:
+    """The message (or batch array) a logged entry wraps, or None."""
     if "jsonrpc" in unit:
         return None
-    return next((unit[k] for k in _WRAPPED_KEYS if _is_message(unit.get(k))), None)
+    return next((unit[k] for k in _WRAPPED_KEYS if _is_message_or_batch(unit.get(k))), None)
+
+
+def _is_message_or_batch(value: Any) -> bool:
+    return _is_message(value) or (isinstance(value, list) and bool(value) and _is_message(value[0]))
 
 
 def _side(direction: Any) -> str:
@@ -95,6 +132,9 @@ class McpReader(Reader):
         self.seq: dict[str, int] = {}
         self.servers: dict[str, str] = {}
         self.runs_seen: set[str] = set()
+        self.said: dict[str, list[dict[str, Any]]] = {}  # session run -> its run records
+        self.splits: dict[str, list[str]] = {}  # session run -> runs of the tasks it served
+        self.holding_calls: set[str] = set()  # session runs with a call of their own
 
     @classmethod
     def sniff(cls, unit: Any) -> bool:
@@ -103,6 +143,8 @@ class McpReader(Reader):
         if not isinstance(unit, dict):
             return False
         message = _wrapped(unit) or unit
+        if isinstance(message, list):
+            message = message[0]
         return message.get("jsonrpc") == "2.0" and _is_message(message)
 
     # -- reading -----------------------------------------------------------------------
@@ -119,7 +161,7 @@ class McpReader(Reader):
         message = _wrapped(item) if isinstance(item, dict) else None
         wrapper = item if message is not None else {}
         message = message if message is not None else item
-        if not _is_message(message):
+        if not _is_message(message) and not (wrapper and isinstance(message, list)):
             if not pointer:
                 raise BadRecord("not a JSON-RPC request, notification or response")
             out.quarantine(line, pointer, "not a JSON-RPC request, notification or response", item)
@@ -134,14 +176,24 @@ class McpReader(Reader):
                 (as_str(v) for k, v in headers.items() if k.lower() == "mcp-session-id"), None
             )
         when = next((parse_time(wrapper[k]) for k in _TIME_KEYS if k in wrapper), None)
-        if when is None:
+        if when is None and isinstance(message, dict):
             when = next((parse_time(message[k]) for k in _TIME_KEYS if k in message), None)
         ctx: dict[str, Any] = {
             "session": explicit,
             "side": _side(wrapper.get("direction")),
             "time": when,
             "server": next((as_str(wrapper[k]) for k in _SERVER_KEYS if wrapper.get(k)), None),
+            "task": as_str(wrapper.get("task_id")) if wrapper.get("task_id") else None,
+            "task_key": as_str(wrapper.get("task_key")) if wrapper.get("task_key") else None,
         }
+        if isinstance(message, list):  # a batch, logged as one entry
+            for position, part in enumerate(message):
+                if _is_message(part):
+                    self._message(part, line, f"{inner}/{position}", ctx, out)
+                else:
+                    reason = "not a JSON-RPC request, notification or response"
+                    out.quarantine(line, f"{inner}/{position}", reason, part)
+            return
         self._message(message, line, inner or None, ctx, out)
         response = wrapper.get("response")
         if _is_message(response):  # the Inspector's history: the answer beside its request
@@ -166,22 +218,72 @@ class McpReader(Reader):
     def _session(self, ctx: dict[str, Any]) -> str:
         return ctx["session"] if ctx["session"] is not None else f"#{self.implicit}"
 
-    def _run(self, ctx: dict[str, Any], out: Sink) -> str:
+    def _run(self, ctx: dict[str, Any], out: Sink, task: str | None = None) -> str:
+        """The run of this session (or of its ``task``, when a call names one)."""
         if ctx["session"] is not None:
-            run_id, source = ctx["session"], "session"
+            base, source = ctx["session"], "session"
         else:
-            run_id = self.base if self.implicit == 0 else f"{self.base}#{self.implicit + 1}"
+            base = self.base if self.implicit == 0 else f"{self.base}#{self.implicit + 1}"
             source = "file"
+        run_id = base if task is None else f"{base}/{task}"
         if run_id not in self.runs_seen:
             self.runs_seen.add(run_id)
-            out.run(
-                self.new_run(
-                    run_id=run_id,
-                    session_id=ctx["session"],
-                    metadata={"run_id_source": source},
-                )
+            metadata: dict[str, Any] = {"run_id_source": source}
+            if task is not None:
+                metadata["task_id_from"] = f"params._meta.{self._task_field(ctx)}"
+            record = self.new_run(
+                run_id=run_id,
+                session_id=ctx["session"],
+                task_id=task if task is not None else ctx["task"],
+                metadata=metadata,
             )
+            if task is None:
+                self.said.setdefault(base, [])
+                self._say(base, record, out)
+            else:
+                out.run(record)
+                self.splits.setdefault(base, []).append(run_id)
+                for said in self.said.get(base, ()):  # what the session said is the task's too
+                    out.run(
+                        {
+                            **said,
+                            "run_id": run_id,
+                            "task_id": task,
+                            "metadata": {
+                                k: v for k, v in said["metadata"].items() if k != "run_id_source"
+                            },
+                        }
+                    )
         return run_id
+
+    def _say(self, base: str, record: dict[str, Any], out: Sink) -> None:
+        """Something about a session's run: stored with it once it holds a call (or at the
+        end, when none of its calls went to runs of their own), and said of its tasks' runs."""
+        self.said.setdefault(base, []).append(record)
+        if base in self.holding_calls:
+            out.run(record)
+        for split in self.splits.get(base, ()):
+            metadata = {k: v for k, v in record["metadata"].items() if k != "run_id_source"}
+            out.run({**record, "run_id": split, "task_id": None, "metadata": metadata})
+
+    def _session_run(self, ctx: dict[str, Any], out: Sink, **fields: Any) -> None:
+        run_id = self._run(ctx, out)
+        self._say(run_id, self.new_run(run_id=run_id, **fields), out)
+
+    def _task_field(self, ctx: dict[str, Any]) -> str:
+        key = self.task_key
+        field = getattr(key, "field", None)
+        return ctx["task_key"] or (field if isinstance(field, str) else "task_id")
+
+    def _call_task(self, params: dict[str, Any], ctx: dict[str, Any]) -> str | None:
+        """The task a call names in its ``_meta``, when the session has none of its own."""
+        meta = params.get("_meta")
+        if ctx["task"] is not None or not isinstance(meta, dict):
+            return None
+        value = lookup(meta, self._task_field(ctx))
+        if value is None or isinstance(value, dict | list | bool):
+            return None
+        return str(value)
 
     # -- requests ------------------------------------------------------------------------
     def _request(
@@ -194,24 +296,38 @@ class McpReader(Reader):
         out: Sink,
     ) -> None:
         params = as_dict(msg.get("params"))
-        if method == "initialize" and ctx["session"] is None and self.calls_in_implicit:
+        if method in _OPENINGS and ctx["session"] is None and self.calls_in_implicit:
             self.implicit += 1
             self.calls_in_implicit = 0
         request_id = as_str(msg["id"]) or ""
         key = (self._session(ctx), ctx["side"], request_id)
-        if method == "initialize":  # a session's opening says who talks: run metadata
+        meta = as_dict(params.get("_meta"))
+        if method in _OPENINGS:  # a session's opening says who talks: run metadata
             run_id = self._run(ctx, out)
-            info = as_dict(params.get("clientInfo"))
-            found = {"protocol_version": params.get("protocolVersion"), "client": info.get("name")}
+            legacy = method == "initialize"
+            info = as_dict(params.get("clientInfo") if legacy else meta.get(_CLIENT_META))
+            version = params.get("protocolVersion") if legacy else meta.get(_VERSION_META)
+            found = {"protocol_version": version, "client": info.get("name"), "handshake": method}
             metadata = {k: v for k, v in found.items() if v is not None}
-            out.run(self.new_run(run_id=run_id, metadata=metadata))
+            self._say(run_id, self.new_run(run_id=run_id, metadata=metadata), out)
         entry: Any = method
         if method == "tools/call":
             tool = params.get("name")
             if not isinstance(tool, str) or not tool:
                 out.quarantine(line, pointer, "tools/call request without a tool name", msg)
             else:
-                run_id = self._run(ctx, out)
+                task = self._call_task(params, ctx)
+                run_id = self._run(ctx, out, task)
+                if task is None and run_id not in self.holding_calls:
+                    self.holding_calls.add(run_id)
+                    for record in self.said.get(run_id, ()):
+                        out.run(record)
+                if isinstance(meta.get(_VERSION_META), str):  # no handshake: each call says
+                    out.run(
+                        self.new_run(
+                            run_id=run_id, metadata={"protocol_version": meta[_VERSION_META]}
+                        )
+                    )
                 entry = self._new_call(tool, params, key, run_id, line, pointer, ctx)
         elif method == "tasks/result":
             entry = self.tasks.pop(as_str(params.get("taskId")) or "", method)
@@ -285,15 +401,19 @@ class McpReader(Reader):
             return
         entry = found[1]
         if isinstance(entry, str):  # answer to a non-tool request
-            result = msg.get("result")
-            if entry == "initialize" and isinstance(result, dict):
-                info = as_dict(result.get("serverInfo"))
-                if isinstance(info.get("name"), str):
-                    self.servers[key[0]] = info["name"]
-                    run_id = self._run(ctx, out)
-                    out.run(self.new_run(run_id=run_id, metadata={"server": info["name"]}))
+            self._answered(entry, msg.get("result"), ctx, out)
             return
         result = as_dict(msg.get("result"))
+        if result.get("resultType") == "input_required":
+            # the server asks the client first; the client's retry is a call of its own
+            entry.update(
+                status="unknown",
+                result_raw=dumps(result),
+                anomalies=[*entry["anomalies"], "input_required"],
+            )
+            self._set_end(entry, ctx["time"])
+            out.call(entry)
+            return
         task = result.get("task")
         if isinstance(task, dict) and "content" not in result and task.get("taskId") is not None:
             # CreateTaskResult: the call's result comes later, through tasks/result
@@ -303,6 +423,30 @@ class McpReader(Reader):
         self._fill(entry, msg, entry["call_id"] if key[2] != entry["call_id"] else key[2])
         self._set_end(entry, ctx["time"])
         out.call(entry)
+
+    def _answered(self, method: str, result: Any, ctx: dict[str, Any], out: Sink) -> None:
+        """What the answer to an opening or to ``tools/list`` says about the run."""
+        if not isinstance(result, dict):
+            return
+        if method in _OPENINGS:
+            legacy = method == "initialize"
+            info = as_dict(
+                result.get("serverInfo")
+                if legacy
+                else as_dict(result.get("_meta")).get(_SERVER_META)
+            )
+            if isinstance(info.get("name"), str):
+                self.servers[self._session(ctx)] = info["name"]
+                self._session_run(ctx, out, metadata={"server": info["name"]})
+        elif method == "tools/list" and isinstance(result.get("tools"), list):
+            annotations = {
+                tool["name"]: tool["annotations"]
+                for tool in result["tools"]
+                if isinstance(tool, dict) and isinstance(tool.get("name"), str)
+                and isinstance(tool.get("annotations"), dict) and tool["annotations"]
+            }  # fmt: skip
+            if annotations:
+                self._session_run(ctx, out, metadata={"tool_annotations": annotations})
 
     def _take(self, key: Key, table: dict[Key, Any] | None = None) -> tuple[Key, Any] | None:
         """The oldest entry under ``key``; failing that, the only one with the same id
@@ -339,6 +483,8 @@ class McpReader(Reader):
             )
             return
         content = result.get("content")
+        if isinstance(content, list) and any(is_note_block(b) for b in content):
+            content = [b for b in content if not is_note_block(b)]  # the proxy's, not the tool's
         blocks = content if isinstance(content, list) else []
         text = text_of_parts(b for b in blocks if isinstance(b, dict) and b.get("type") == "text")
         if result.get("structuredContent") is not None:
@@ -362,6 +508,11 @@ class McpReader(Reader):
 
     # -- end of file -----------------------------------------------------------------------
     def finish(self, out: Sink) -> None:
+        for base, records in self.said.items():
+            # a session that served tasks is their runs; one with no call is still a run
+            if base not in self.holding_calls and base not in self.splits:
+                for record in records:
+                    out.run(record)
         for call in self.cancelled.values():
             out.call(call)
         waiting = [e for queue in self.pending.values() for e in queue if isinstance(e, dict)]

@@ -1,0 +1,117 @@
+"""Fresh-task calibration per contract family: the price mining put on each kept contract
+against how often it alarmed on the nominal calls of evaluation tasks it never saw.
+
+Selection prices a contract by its family (:func:`tracemine.mine.pooling.family_of`:
+kind × side × value type …): ``evidence.fa_share`` is the false-alarm share it is expected
+to add per call of its tool on a new task, and a tool's ``predicted_fa`` is the sum of
+its contracts' shares. Per family, over the contracts the arm's monitor enforced:
+
+- **calls**: one unit per contract and nominal evaluation call of its tool; a unit is
+  realized as a false alarm when a violation of that contract names that call (in its
+  receipt, or a run-level violation carrying its call id);
+- **tasks**: one unit per contract and evaluation task that called its tool; realized
+  when any call of the task is;
+- **predicted**: the call-weighted mean ``fa_share`` of the family's contracts.
+
+Units of one call under several contracts are not independent, so the Wilson interval of a
+family is narrower than its evidence; a family realized above its price says the price
+is wrong. Enforced contracts without a price (declared, unpriced) are one row of their own;
+the completeness gate is left out (its gaps are in the arm's false alarms, not a family's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracemine.evaluate.model import FamilyCalibration, FamilyRow, Rate
+from tracemine.evaluate.score import Alarm
+from tracemine.mine.pooling import family_of
+from tracemine.model.contract import Contract, Kind
+
+UNPRICED = "(no price)"
+"""The row of enforced contracts that carry no ``fa_share``."""
+FRESH = ("mined-crossfit",)
+"""The arms whose contracts were priced by a cross-fitted selection."""
+
+
+@dataclass(slots=True)
+class _Tally:
+    contracts: int = 0
+    price: float = 0.0  # sum of fa_share x calls, for the call-weighted mean
+    shares: float = 0.0  # sum of fa_share: the plain mean where no call was checked
+    calls: list[int] = field(default_factory=lambda: [0, 0])  # violated, units
+    tasks: list[int] = field(default_factory=lambda: [0, 0])
+
+    def row(self, family: str, priced: bool) -> FamilyRow:
+        calls, tasks = Rate.of(*self.calls), Rate.of(*self.tasks)
+        predicted = None
+        if priced and self.contracts:
+            units = self.calls[1]
+            predicted = self.price / units if units else self.shares / self.contracts
+        over = predicted is not None and calls.rate is not None and calls.rate > predicted
+        return FamilyRow(family=family, contracts=self.contracts, predicted=predicted,
+                         calls=calls, tasks=tasks, over_price=over)  # fmt: skip
+
+    def add(self, other: _Tally) -> None:
+        self.contracts += other.contracts
+        self.price += other.price
+        self.shares += other.shares
+        for mine, theirs in ((self.calls, other.calls), (self.tasks, other.tasks)):
+            mine[0] += theirs[0]
+            mine[1] += theirs[1]
+
+
+def violated_calls(nominal: dict[str, list[Alarm]]) -> dict[str, set[tuple[str, int]]]:
+    """Per contract id, the ``(run id, call position)`` its violations name."""
+    out: dict[str, set[tuple[str, int]]] = {}
+    for run_id, alarms in nominal.items():
+        for alarm in alarms:
+            if alarm.source in ("violation", "run"):
+                out.setdefault(alarm.name, set()).update((run_id, s) for s in alarm.seqs)
+    return out
+
+
+def family_calibration(
+    contracts: Iterable[Contract], runs: list[dict[str, Any]], nominal: dict[str, list[Alarm]]
+) -> FamilyCalibration:
+    """Predicted against realized false alarms per family of the enforced ``contracts``
+    on the nominal evaluation ``runs`` (replayed into ``nominal``)."""
+    calls: dict[str, list[tuple[str, int, str]]] = {}  # tool -> (run, position, task)
+    for run in runs:
+        for position, call in enumerate(run["calls"]):
+            seq = call["seq"] if isinstance(call.get("seq"), int) else position
+            calls.setdefault(str(call.get("tool")), []).append(
+                (run["run_id"], seq, str(run["task_id"]))
+            )
+    violated = violated_calls(nominal)
+    tallies: dict[str, _Tally] = {}
+    for contract in contracts:
+        if contract.kind == Kind.COMPLETENESS:
+            continue  # the gate: neither selected nor priced, its gaps name no contract
+        share = contract.evidence.fa_share if contract.evidence else None
+        name = family_of(contract) if share is not None else UNPRICED
+        tally = tallies.setdefault(name, _Tally())
+        own = calls.get(contract.tool, [])
+        hit = violated.get(contract.id, set())
+        broken = [(run_id, seq) in hit for run_id, seq, _ in own]
+        tasks = {task for _, _, task in own}
+        broken_tasks = {task for (_, _, task), b in zip(own, broken, strict=True) if b}
+        tally.contracts += 1
+        tally.price += (share or 0.0) * len(own)
+        tally.shares += share or 0.0
+        tally.calls[0] += sum(broken)
+        tally.calls[1] += len(own)
+        tally.tasks[0] += len(broken_tasks)
+        tally.tasks[1] += len(tasks)
+    rows = [t.row(name, name != UNPRICED) for name, t in sorted(tallies.items())]
+    pooled = _Tally()
+    for name, tally in tallies.items():
+        if name != UNPRICED:
+            pooled.add(tally)
+    result = FamilyCalibration(families=rows, priced=pooled.row("all priced families", True))
+    over = [row.family for row in rows if row.over_price]
+    if over:
+        result.note = f"{len(over)} families alarmed above their price: " + ", ".join(over)
+    return result
