@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,13 @@ def tracemine(*args: str, cwd: Path | None = None) -> subprocess.CompletedProces
         capture_output=True,
         text=True,
         cwd=cwd,
-        env={"COLUMNS": "200", "PATH": "", "NO_COLOR": "1"},
+        # a bare environment, but the source tree the tests import, where one is given
+        env={
+            "COLUMNS": "200",
+            "PATH": "",
+            "NO_COLOR": "1",
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+        },
     )
 
 
@@ -85,3 +92,15 @@ def test_user_mistakes_exit_2_with_one_line(tmp_path: Path, args: list[str], mes
     assert "Traceback" not in result.stderr
     assert message in " ".join(result.stderr.split())
     assert len(result.stderr.strip().splitlines()) <= 2
+
+
+def test_version_names_the_package_and_the_contract_schema() -> None:
+    from importlib.metadata import version
+
+    from tracemine.model.contract import SCHEMA_VERSION
+
+    for flag in ("--version", "-V"):
+        result = tracemine(flag)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split()[:2] == ["tracemine", version("tracemine")]
+        assert f"schema_version {SCHEMA_VERSION}" in result.stdout

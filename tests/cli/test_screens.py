@@ -3,6 +3,7 @@ reads at 80, and tables whose text columns get the width."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -26,6 +27,10 @@ def _paths(command: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
 
 COMMANDS = _paths(typer.main.get_command(app))
 HELP_COLUMN = 42  # at 80 columns the help column keeps 36 characters or more
+# what reST or typer leaves in help when nobody looked: ``literal``, :role:`x`, and the
+# type labels typer prints beside a flag or an argument whose metavar says enough
+LEAKS = re.compile(r"``|:[a-z]+:`|<(?:bool|str|int|float|path|file|dir|datetime|uuid|"
+                   r"list\[[^>]*\])>|\.\.\.\}?\.\.\.")  # fmt: skip
 
 
 def _lone_words(text: str) -> list[str]:
@@ -50,6 +55,25 @@ def test_help_reads_at_80_columns(command: tuple[str, ...]) -> None:
             if line.startswith("│") and re.match(r"│\s+\S", line)
             and len(line) - len(line[1:].lstrip()) > HELP_COLUMN]  # fmt: skip
     assert not late, "\n" + shown
+    leaks = [line for line in lines if LEAKS.search(line)]
+    assert not leaks, "\n" + "\n".join(leaks)
+    # a sentence wraps where the column ends, not where the source's line ended: a line of
+    # the description, or of a command's in the list, followed by more of its paragraph
+    # reaches near the edge
+    panel = None
+    short = []
+    for line, after in itertools.pairwise(lines):
+        panel = line.split()[1] if line.startswith("╭") else None if line.startswith("╰") else panel
+        prose = panel is None and line.strip() and after.strip() and "Usage:" not in line
+        listed = panel == "Commands" and re.match(r"│\s{10,}\S", after)
+        if (prose or listed) and len(line.rstrip(" │")) < 80 - 20:
+            short.append(line)
+    assert not short, "\n" + shown
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "tracemine")
+def test_h_is_help(command: tuple[str, ...]) -> None:
+    assert screen(*command, "-h", columns=80) == screen(*command, "--help", columns=80)
 
 
 @pytest.fixture(scope="module")

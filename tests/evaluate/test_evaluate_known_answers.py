@@ -246,8 +246,8 @@ def test_report_renders_efficiency_and_calibration(tmp_path: Path) -> None:
     assert "| > 2% | 1 | 3 | 25.00% | 0.00% [0.00, 56.15] (0/3) |" in markdown
     html = paths["html"].read_text()
     svgs = re.findall(r"<svg.*?</svg>", html, flags=re.S)
-    assert len(svgs) == 2  # detection bars and the reliability plot
-    plot = ElementTree.fromstring(svgs[1])  # well-formed, and draws the diagonal
+    assert len(svgs) == 1  # the reliability plot (detection is a heat table)
+    plot = ElementTree.fromstring(svgs[0])  # well-formed, and draws the diagonal
     assert any(el.get("stroke-dasharray") for el in plot.iter("{http://www.w3.org/2000/svg}line"))
     assert "<script" not in html and "http://" not in html.replace(
         'xmlns="http://www.w3.org/2000/svg"', ""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import glob
+import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -12,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from tracemine.errors import TracemineError
+from tracemine.errors import InputError, TaskKeyError, TracemineError
 from tracemine.ingest.readers import READERS
 
 console = Console(highlight=False)
@@ -39,13 +41,39 @@ ReaderOption = Annotated[
 FoldsOption = Annotated[
     int, typer.Option("--folds", metavar="K", help="Task folds for cross-fitting.", min=2)
 ]
+TASK_GROUP_EXAMPLE = r"regex:^(?P<task>.+)-t\d+$"
+
+
+def task_key_checked(value: str | None) -> str | None:
+    """``--task-key`` as given, unless it is a regex with no group named ``task``: that
+    one would make every run its own task without a word, so it is refused here."""
+    if value is None or not value.strip().startswith("regex:"):
+        return value
+    try:
+        pattern = re.compile(value.strip()[len("regex:") :])
+    except re.error:
+        return value  # said precisely where the key is parsed
+    if "task" not in pattern.groupindex:
+        raise TaskKeyError(
+            f"--task-key '{value}': the regex needs a group named task that cuts the task "
+            f"id out of the run id, e.g. {TASK_GROUP_EXAMPLE}"
+        )
+    return value
+
+
+def task_key_callback(value: str | None) -> str | None:
+    with user_errors():
+        return task_key_checked(value)
+
+
 TaskKeyOption = Annotated[
     str | None,
     typer.Option(
         "--task-key",
         metavar="KEY",
+        callback=task_key_callback,
         help="Where task ids come from when runs have none: a run field, a metadata key, "
-        "or regex:PATTERN over run ids.",
+        "or regex:PATTERN over run ids whose group (?P<task>…) is the task id.",
     ),
 ]
 
@@ -73,6 +101,29 @@ def user_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         err_console.print("interrupted; nothing partial was kept")
         raise typer.Exit(130) from None
+
+
+def trace_paths(paths: Sequence[Path | str], *, folders: bool = True) -> list[Path]:
+    """The trace files ``paths`` name, as ``ingest`` reads them: files as named, globs
+    (quoted, so the shell left them) expanded and sorted, and with ``folders`` the trace
+    files inside folders (else folders are kept for the caller to walk). A path or glob
+    that names nothing is an :class:`InputError`."""
+    from tracemine.ingest.pipeline import expand_paths
+
+    found: list[Path] = []
+    for raw in paths:
+        text = str(raw)
+        named = [Path(raw)]
+        if not Path(raw).exists() and glob.has_magic(text):
+            named = [Path(p) for p in sorted(glob.glob(text, recursive=True))]
+            if not named:
+                raise InputError(f"{text}: no file or folder matches this pattern")
+        for path in named:
+            if folders or not path.is_dir():
+                found.extend(p for p, _ in expand_paths([path]))
+            else:
+                found.append(path)
+    return found
 
 
 def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -102,7 +102,7 @@ def arms_command(
     as_json: JsonOption = False,
 ) -> None:
     """Run each case once per arm (status-only, guarded, guarded-no-recovery); report
-    completion and false completion per arm, with paired differences between arms."""
+    completion and false completion per arm, and the paired differences."""
     from tracemine.arms import run_arms
 
     chosen = run(_agent, agent, base_url, model, temperature, api_key_env)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -10,8 +11,17 @@ from rich.markup import escape
 
 from tracemine._atomic import write_atomic
 from tracemine.check import CheckReport, check, junit_xml
-from tracemine.cli._common import JsonOption, ReaderOption, console, print_json, run
+from tracemine.cli._common import (
+    JsonOption,
+    ReaderOption,
+    console,
+    err_console,
+    print_json,
+    run,
+    trace_paths,
+)
 from tracemine.cli._fit import Column, fit, left_out
+from tracemine.cli._progress import QuietOption, Stages
 from tracemine.cli._trials import CONTRACT_COLUMNS, render_trials
 from tracemine.cli.ingest import ErrorPatternOption
 
@@ -21,7 +31,9 @@ ORDER = 40
 def check_command(
     traces: Annotated[
         list[Path],
-        typer.Argument(metavar="FILE...", help="Recorded trace files, any ingest format."),
+        typer.Argument(
+            metavar="PATH...", help="Trace files, folders or globs (any ingest format)."
+        ),
     ],
     contracts: Annotated[
         Path,
@@ -60,22 +72,49 @@ def check_command(
         bool, typer.Option("--strict", help="With --trials: noisy contracts fail the check too.")
     ] = False,
     error_pattern: ErrorPatternOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Check traces against contracts; exit 1 on violations or incomplete runs, 2 when
     the file has no accepted contract to enforce (unless --include-proposed)."""
-    report = run(check, traces, contracts, format=format, include_proposed=include_proposed,
-                 oracle=oracle, trials=trials, strict=strict,
-                 error_pattern=error_pattern)  # fmt: skip
+    with Stages("check", quiet=quiet) as stages:
+        stages.stage("finding traces")
+        files = run(_readable, traces, format)
+        stages.stage(f"replaying {len(files)} trace files" if len(files) > 1 else "replaying")
+        report = run(check, files, contracts, format=format, include_proposed=include_proposed,
+                     oracle=oracle, trials=trials, strict=strict,
+                     error_pattern=error_pattern)  # fmt: skip
     if junit is not None:
         write_atomic(junit, junit_xml(report))
     if as_json:
-        print_json(report.model_dump_json(indent=2))
+        print_json(json.dumps({**report.model_dump(mode="json"), "timings": stages.timings},
+                              indent=2))  # fmt: skip
     else:
         render(report)
         if report.trials is not None:
             render_trials(report.trials)
     if report.failed:
         raise typer.Exit(1)
+
+
+def _readable(paths: list[Path], format: str | None) -> list[Path]:
+    """The trace files ``paths`` name, as ingest reads them. A file found in a folder that
+    no reader recognises (a schema, a README.json beside the traces) is said and passed
+    over, as ingest skips it; a file named outright must be readable."""
+    from tracemine.errors import UnknownFormatError
+    from tracemine.ingest.detect import detect_format
+
+    named = {p for p in paths if p.is_file()}
+    files = []
+    for path in trace_paths(paths):
+        if format is None and path not in named:
+            try:
+                detect_format(path)
+            except UnknownFormatError:
+                err_console.print(f"skipped {path}: no reader recognises it (not a trace "
+                                  "file?)", markup=False, soft_wrap=True)  # fmt: skip
+                continue
+        files.append(path)
+    return files
 
 
 _RUNS_SHOWN = 10

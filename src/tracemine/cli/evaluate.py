@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from tracemine.cli._common import FoldsOption, JsonOption, console, err_console, print_json, run
+from tracemine.cli._common import (
+    FoldsOption,
+    JsonOption,
+    console,
+    print_json,
+    run,
+    task_key_callback,
+)
 from tracemine.cli._fit import Column, fit, left_out
+from tracemine.cli._progress import QuietOption, Stages
 
 if TYPE_CHECKING:
     from tracemine.evaluate import EvaluationReport
@@ -55,6 +64,7 @@ def evaluate_command(
         typer.Option(
             "--task-key",
             metavar="KEY",
+            callback=task_key_callback,
             help="Task ids for --traces: a run field, metadata key or regex:PATTERN.",
         ),
     ] = None,
@@ -80,21 +90,21 @@ def evaluate_command(
         int, typer.Option("--seed", metavar="N", help="Seed of simulation, split and faults.")
     ] = 0,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Split tasks, mine, merge, inject every fault class and compare the arms."""
     from tracemine.evaluate import evaluate
 
-    def progress(message: str) -> None:
-        err_console.print(f"[dim]·[/] {escape(message)}", markup=True)
-
-    report = run(
-        evaluate, out=out, suite=suite, tasks=tasks, trials=trials, traces=traces,
-        spec=spec or None, task_key=task_key, folds=folds, target_fa=target_fa,
-        min_tasks=min_tasks, eval_share=eval_share, max_faults=max_faults, seed=seed,
-        progress=None if as_json else progress,
-    )  # fmt: skip
+    with Stages("evaluate", quiet=quiet) as stages:
+        report = run(
+            evaluate, out=out, suite=suite, tasks=tasks, trials=trials, traces=traces,
+            spec=spec or None, task_key=task_key, folds=folds, target_fa=target_fa,
+            min_tasks=min_tasks, eval_share=eval_share, max_faults=max_faults, seed=seed,
+            progress=stages.stage,
+        )  # fmt: skip
     if as_json:
-        print_json(report.model_dump_json(indent=2))
+        print_json(json.dumps({**report.model_dump(mode="json"), "timings": stages.timings},
+                              indent=2))  # fmt: skip
     else:
         render(report)
 

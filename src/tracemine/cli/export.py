@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -53,23 +54,25 @@ def export_command(
     ] = None,
     traces: Annotated[
         list[Path] | None,
-        typer.Option(
-            "--traces", metavar="FILE", help="Recorded trace file to replay (pytest; repeatable)."
-        ),
+        typer.Option("--traces", metavar="FILE", help="Trace file for pytest (repeatable)."),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", "-v", help="List every contract not expressed."),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Export accepted contracts; lists every contract the target could not express."""
+    """Export accepted contracts; says what the target could not express, by kind."""
     report = run(export_contracts, contracts, format, out, review=review,
                  include_proposed=include_proposed, spec=spec, mapping=mapping,
                  traces=traces or [])  # fmt: skip
     if as_json:
         print_json(report.model_dump_json(indent=2))
     else:
-        render(report)
+        render(report, verbose=verbose)
 
 
-def render(report: ExportReport) -> None:
+def render(report: ExportReport, *, verbose: bool = False) -> None:
     console.print(
         f"{report.format}: {report.exported} of {report.selected} contracts exported "
         f"→ {', '.join(report.files) or 'nothing written'}",
@@ -78,7 +81,7 @@ def render(report: ExportReport) -> None:
     )
     for note in report.notes:
         err_console.print(f"note: {note}", soft_wrap=True, markup=False)
-    if report.unexpressed:
+    if report.unexpressed and verbose:
         title = f"{len(report.unexpressed)} contracts {report.format} cannot express"
         columns = [Column("id", drop=2), Column("tool", drop=1), Column("kind", drop=3),
                    Column("contract", text=True), Column("reason")]  # fmt: skip
@@ -87,6 +90,15 @@ def render(report: ExportReport) -> None:
         console.print(table)
         if said := left_out(dropped, console.width):
             console.print(said)
+    elif report.unexpressed:
+        # one row per kind and reason: the list of every contract is --verbose's (or --json's)
+        groups = Counter((u.kind, u.reason) for u in report.unexpressed)
+        title = (f"{len(report.unexpressed)} contracts {report.format} cannot express, by "
+                 "kind (--verbose lists each)")  # fmt: skip
+        columns = [Column("kind"), Column("contracts", numeric=True), Column("reason", text=True)]
+        rows = [[kind, str(n), reason] for (kind, reason), n in
+                sorted(groups.items(), key=lambda item: (-item[1], item[0]))]  # fmt: skip
+        console.print(fit(title, columns, rows, console.width)[0])
 
 
 def register(app: typer.Typer) -> None:

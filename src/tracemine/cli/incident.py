@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -9,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from tracemine.cli._common import DbOption, JsonOption, ReaderOption, console, print_json, run
+from tracemine.cli._progress import QuietOption, Stages
 from tracemine.incident import IncidentReport, incident
 
 ORDER = 45
@@ -32,14 +34,17 @@ def incident_command(
         int, typer.Option("--min-tasks", metavar="N", help="Tasks a fitted contract needs.")
     ] = 3,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Find the fewest contracts the failing run breaks and no known-good run of the store
-    (--db) does; write
-    them with a pytest module that replays both. Exit 1 when none separates the run."""
-    report = run(incident, trace, run_id, db, out, name=name, format=format, control=control,
-                 min_tasks=min_tasks)  # fmt: skip
+    (--db) does; write them with a pytest module that replays both. Exit 1 when none
+    separates the run."""
+    with Stages("incident", quiet=quiet) as stages:
+        report = run(incident, trace, run_id, db, out, name=name, format=format,
+                     control=control, min_tasks=min_tasks, progress=stages.stage)  # fmt: skip
     if as_json:
-        print_json(report.model_dump_json(indent=2))
+        print_json(json.dumps({**report.model_dump(mode="json"), "timings": stages.timings},
+                              indent=2))  # fmt: skip
     else:
         render(report)
     if not report.separating:
@@ -57,8 +62,12 @@ def render(report: IncidentReport) -> None:
         console.print(f"[green]separates[/]: {escape(s.description)} ({s.kind}, {s.tasks} tasks)",
                       markup=True, soft_wrap=True)  # fmt: skip
         console.print(f"  observed: {s.observed}", markup=False, soft_wrap=True)
+        if s.claim:
+            console.print(f"  claims of known-good runs: {s.claim}", markup=False,
+                          soft_wrap=True)  # fmt: skip
     for s in report.alternatives:
-        console.print(f"  also separates: {s.description}", markup=False, soft_wrap=True)
+        console.print(f"  also separates: {s.description} ({s.kind}); not written: "
+                      f"{s.why_not}", markup=False, soft_wrap=True)  # fmt: skip
     if not report.separating:
         console.print("[red]no contract of the vocabulary separates this run[/]", markup=True)
     for gap in report.missing_vocabulary:

@@ -27,6 +27,7 @@ from tracemine.cli._common import (
     err_console,
     print_json,
     run,
+    trace_paths,
 )
 from tracemine.ingest import FileReport, IngestReport, ingest
 from tracemine.ingest.limits import MAX_DEPTH, MAX_GZIP_RATIO, MAX_RECORD_BYTES, Limits
@@ -49,7 +50,9 @@ ErrorPatternOption = Annotated[
 def ingest_command(
     paths: Annotated[
         list[Path],
-        typer.Argument(metavar="PATH...", help="Trace files or folders (.jsonl, .json, .gz)."),
+        typer.Argument(
+            metavar="PATH...", help="Trace files, folders or globs (.jsonl, .json, .gz)."
+        ),
     ],
     db: DbOption = Path("traces.duckdb"),
     format: ReaderOption = None,
@@ -87,6 +90,7 @@ def ingest_command(
     """Read trace exports into DuckDB; bad records are quarantined, never dropped."""
     limits = run(Limits, max_record_bytes=max_record_bytes, max_depth=max_depth,
                  max_gzip_ratio=max_gzip_ratio)  # fmt: skip
+    paths = run(trace_paths, paths, folders=False)  # folders: ingest walks them itself
     total = sum(p.stat().st_size for p in paths if p.is_file())
     show_bar = not as_json and total >= _BAR_MIN_BYTES and err_console.is_terminal
     if show_bar:

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from tracemine.cli._common import JsonOption, console, err_console, print_json, run
 from tracemine.cli._fit import Column, fit
+from tracemine.cli._progress import QuietOption, Stages
 from tracemine.openapi import MergeReport, merge_files
 
 ORDER = 30
@@ -31,10 +32,15 @@ def merge_command(
     mapping: Annotated[
         Path | None,
         typer.Option(
-            "--map",
+            "--mapping",
             metavar="FILE",
             help="Tool → operation mapping (YAML/JSON); default: operationId.",
         ),
+    ] = None,
+    old_mapping: Annotated[
+        Path | None,
+        # the name this option had before export's --mapping set the one name for it
+        typer.Option("--map", metavar="FILE", hidden=True),
     ] = None,
     db: Annotated[
         Path | None,
@@ -46,11 +52,19 @@ def merge_command(
         Path, typer.Option("--out", metavar="FILE", help="Where to write the merged contracts.")
     ] = Path("mined_contracts/merged.json"),
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Merge mined candidates with declared constraints and label each contract."""
-    report = run(merge_files, candidates, spec, mapping=mapping, db=db, out=out)
+    if old_mapping is not None:
+        if mapping is not None:
+            err_console.print("[bold red]error:[/] give --mapping once (--map is its old name)")
+            raise typer.Exit(2)
+        mapping = old_mapping  # kept working, unlisted, for a release
+    with Stages("merge", quiet=quiet) as stages:
+        stages.stage("merging" + (" and testing declared contracts on the store" if db else ""))
+        report = run(merge_files, candidates, spec, mapping=mapping, db=db, out=out)
     if as_json:
-        print_json(_as_json(report))
+        print_json(_as_json(report, stages.timings))
     else:
         render(report)
 
@@ -84,7 +98,7 @@ def render(report: MergeReport) -> None:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}")
 
 
-def _as_json(report: MergeReport) -> str:
+def _as_json(report: MergeReport, timings: dict[str, float]) -> str:
     import json
 
     return json.dumps(
@@ -98,6 +112,7 @@ def _as_json(report: MergeReport) -> str:
             "unmapped_tools": report.tool_map.unmapped_tools,
             "unmapped_operations": report.tool_map.unmapped_operations,
             "warnings": report.warnings,
+            "timings": timings,
         },
         indent=2,
     )

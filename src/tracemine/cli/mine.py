@@ -19,6 +19,7 @@ from tracemine.cli._common import (
     run,
 )
 from tracemine.cli._fit import Column, fit
+from tracemine.cli._progress import QuietOption, Stages
 from tracemine.cli._shards import (
     CONNECT_TIMEOUT,
     ConnectTimeoutOption,
@@ -113,6 +114,7 @@ def mine_command(
     tls_cert: TlsCertOption = None,
     tls_key: TlsKeyOption = None,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:  # fmt: skip
     """Mine contracts from nominal calls; keep those that hold on held-out tasks."""
     from tracemine.mine import mine  # heavy (scikit-learn, scipy): only when mining
@@ -129,7 +131,10 @@ def mine_command(
                             connect_timeout, (tls_ca_file, tls_cert, tls_key))  # fmt: skip
         result = found.contracts
     else:
-        result = run(mine, db, **settings)
+        with Stages("mine", quiet=quiet) as stages:
+            result = run(mine, db, **settings, progress=stages.stage)
+        # seconds per stage (reading, profiles, relations, held-out counts, …)
+        result.provenance["timings"] = stages.timings
     write_atomic(out, result.model_dump_json(indent=2, exclude_none=True) + "\n")
     if as_json:
         print_json(result.model_dump_json(indent=2, exclude_none=True))

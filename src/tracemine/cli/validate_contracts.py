@@ -26,7 +26,7 @@ def validate_contracts_command(
     as_json: JsonOption = False,
 ) -> None:
     """Check a contract file: its schema_version, every field, each kind's parameters and
-    paths. Exit code 2 names the first problems. ``--schema`` prints the format's JSON
+    paths. Exit code 2 names the first problems. With --schema, print the format's JSON
     Schema (as committed in schemas/contracts.schema.json)."""
     if schema:
         print_json(schema_text())

@@ -207,7 +207,36 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
     body = "".join(
         "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # a table wider than the page scrolls in its wrapper; the page itself never does
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="wide">{table}</div>'
+
+
+def heat_table(report: EvaluationReport, field: str = "detection") -> str:
+    """Fault classes × arms: each arm's rate as a cell shaded by its value, read at a
+    glance where grouped bars of six arms were not."""
+    arms = [a for a in report.arms if a.available]
+    header = class_header(report)
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = []
+    for cells in class_rows(report, field):
+        row = "".join(f"<td>{escape(cell)}</td>" for cell in cells[:4])
+        for arm, cell in zip(arms, cells[4:], strict=True):
+            found = arm.row(cells[0])
+            rate = getattr(found, field).rate if found else None
+            if rate is None:
+                row += f'<td class="na">{escape(cell)}</td>'
+                continue
+            ink = "#fff" if rate > 0.55 else "#222"  # readable on the dark end
+            row += (
+                f'<td class="heat" style="background:rgba(47,111,176,{0.08 + 0.92 * rate:.2f});'
+                f'color:{ink}" title="{escape(arm.arm)}: {escape(cell)}">{escape(cell)}</td>'
+            )
+        body.append(f"<tr>{row}</tr>")
+    return (
+        f'<div class="wide"><table class="heat"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def detection_chart(arms: list[ArmResult], field: str = "detection") -> str:
@@ -235,12 +264,16 @@ def detection_chart(arms: list[ArmResult], field: str = "detection") -> str:
             out.append(f'<rect x="{left}" y="{y0 + j * bar}" width="{w:.1f}" height="{bar - 1}" '
                        f'fill="{_COLOURS.get(arm.arm, "#555")}"><title>{escape(title)}'
                        "</title></rect>")  # fmt: skip
-    x = left
+    x, y = 10, height - 10
     for arm in arms:
-        out.append(f'<rect x="{x}" y="{height - 10}" width="10" height="8" '
+        step = 20 + 7 * len(arm.arm)  # 7 px a character at 11 px, with room to spare
+        if x + step > left + width + 60:  # the next entry on a row of its own, not clipped
+            x, y = 10, y + 14
+        out.append(f'<rect x="{x}" y="{y}" width="10" height="8" '
                    f'fill="{_COLOURS.get(arm.arm, "#555")}"/><text x="{x + 13}" '
-                   f'y="{height - 2}">{escape(arm.arm)}</text>')  # fmt: skip
-        x += 14 + 7 * len(arm.arm)
+                   f'y="{y + 8}">{escape(arm.arm)}</text>')  # fmt: skip
+        x += step
+    out[0] = out[0].replace(f'height="{height}"', f'height="{y + 12}"')
     return "\n".join([*out, "</svg>"])
 
 
@@ -260,9 +293,15 @@ def to_html(report: EvaluationReport) -> str:
         if arm.available and arm.note
     )
     style = (
-        "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
+        "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;"
+        "color:#222;box-sizing:border-box}"
+        # tables scroll sideways in their wrapper when the window is narrower than they are
+        ".wide{overflow-x:auto;max-width:100%;margin:1em 0}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;"
         "padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}"
+        "th{vertical-align:bottom}td.na{color:#999}"
+        "svg{display:block;max-width:100%;overflow:hidden}"
+        "li,p{overflow-wrap:anywhere}"
     )
     return "\n".join([
         "<!doctype html>", '<html><head><meta charset="utf-8">',
@@ -270,10 +309,9 @@ def to_html(report: EvaluationReport) -> str:
         "<h1>tracemine evaluation</h1>", f"<ul>{facts}</ul>",
         "<h2>Arms</h2>", _html_table(SUMMARY_HEADER, summary_rows(report)), arm_notes,
         "<h2>Results given as content text</h2>", _html_table(TEXT_HEADER, text_rows(report)),
-        "<h2>Detection per fault class</h2>", detection_chart(report.arms),
-        _html_table(class_header(report), class_rows(report)),
+        "<h2>Detection per fault class</h2>", heat_table(report),
         "<h2>Localization per fault class (share of detected faults)</h2>",
-        _html_table(class_header(report), class_rows(report, "localization")),
+        heat_table(report, "localization"),
         _calibration_html(report), _families_html(report),
         "<h2>Definitions</h2>", f"<ul>{definitions}</ul>",
         f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "",

@@ -5,8 +5,14 @@ proposes with support in ``min_tasks`` tasks, call-level and run-level, without 
 false-alarm budget that decides what ``mine`` keeps — and replayed through the monitor on
 every known-good run and on the failing one. A contract separates when the failing run
 violates it and no known-good run does. One such contract separates the run; the one
-written is the most specific (run-level, then relational, then bounds on an argument, on
-a result, then the rest; more supporting tasks first), and the others are listed.
+written is the most specific (:data:`FAMILIES`: run-level, then relational, then bounds on
+an argument, on a result, then the rest), and among those the one that claims the least
+about known-good runs (:data:`CLAIMS`: that something is there, then a bound, then a set
+of values, then an equality), since the more a contract claims the more legitimate runs
+it alarms on: a refund over its order's total is told by ``bounded_by`` (refund <= order
+total), which a legitimate partial refund keeps, not by ``provenance`` (refund = some
+line total), which it breaks. Then more supporting tasks first. The others are listed,
+each with why it was not written.
 When none separates, :mod:`tracemine.incident.gaps` says which relation would have and
 what the vocabulary lacks to express it.
 
@@ -17,7 +23,7 @@ what the vocabulary lacks to express it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +41,29 @@ from tracemine.trials import is_nominal
 
 ALTERNATIVES = 5
 _BOUNDS = frozenset({Kind.RANGE, Kind.LENGTH, Kind.NON_NEGATIVE, Kind.POSITIVE})
+# how much a contract says of every known-good run, least first: what legitimate runs
+# may still do and pass is what separates a fault from the next legitimate variation
+CLAIMS: tuple[tuple[str, frozenset[Kind]], ...] = (
+    ("only that something is there", frozenset({
+        Kind.PRESENT, Kind.NOT_NULL, Kind.NON_EMPTY, Kind.TYPE, Kind.REQUIRES_PRIOR,
+        Kind.EXPECTED_TOOLS, Kind.COMPLETENESS})),
+    ("a bound, which any value within it keeps", frozenset({
+        Kind.NON_NEGATIVE, Kind.POSITIVE, Kind.RANGE, Kind.LENGTH, Kind.LE, Kind.LT,
+        Kind.BOUNDED_BY, Kind.CALL_CAP})),
+    ("a set of values or a shape, which a value not seen before breaks", frozenset({
+        Kind.FORMAT, Kind.PATTERN, Kind.ONE_OF, Kind.MEMBER, Kind.SUBSET, Kind.UNIQUE,
+        Kind.PROVENANCE})),
+    ("an equality, which any other value breaks", frozenset({
+        Kind.CONST, Kind.EQUALS, Kind.SUM_EQUALS})),
+)  # fmt: skip
+
+
+FAMILIES = ("run-level", "relational", "bound on an argument", "bound on a result", "other")
+
+
+def claim(kind: Kind | str) -> int:
+    """How much a contract of ``kind`` claims of known-good runs: 0 least (:data:`CLAIMS`)."""
+    return next((i for i, (_, kinds) in enumerate(CLAIMS) if kind in kinds), len(CLAIMS) - 1)
 
 
 class Separating(BaseModel):
@@ -45,6 +74,8 @@ class Separating(BaseModel):
     description: str
     tasks: int = Field(description="known-good tasks that support it")
     observed: str = Field(description="what the failing run showed")
+    claim: str = Field("", description="what it claims of every known-good run")
+    why_not: str = Field("", description="for an alternative: why it was not written")
 
 
 class IncidentReport(BaseModel):
@@ -85,7 +116,19 @@ def _rank(contract: Contract, failing: Sequence[Mapping[str, Any]]) -> tuple[Any
     source = contract.params.get("from_tool") or contract.params.get("tool")
     first = next((i for i, c in enumerate(failing) if c.get("tool") == source), len(failing))
     tasks = contract.evidence.tasks if contract.evidence else 0
-    return family, first, -tasks, contract.id
+    return family, claim(contract.kind), first, -tasks, contract.id
+
+
+def _why_not(contract: Contract, written: Contract, failing: Sequence[Mapping[str, Any]]) -> str:
+    """Why ``contract``, which separates the run too, was not the one written."""
+    mine, theirs = _rank(contract, failing), _rank(written, failing)
+    if mine[0] > theirs[0]:
+        return (f"less specific than the {written.kind} written "
+                f"({FAMILIES[mine[0]]}, against {FAMILIES[theirs[0]]})")  # fmt: skip
+    if mine[1] > theirs[1]:
+        return (f"claims more of known-good runs than the {written.kind} written: "
+                f"{CLAIMS[mine[1]][0]}")  # fmt: skip
+    return f"as specific as the {written.kind} written, and claiming as much; less support"
 
 
 def _violations(replayed: RunReplay) -> dict[str, str]:
@@ -135,10 +178,14 @@ def incident(
     format: str | None = None,
     control: int = 5,
     min_tasks: int = 3,
+    progress: Callable[[str], None] | None = None,
 ) -> IncidentReport:
     """Separate run ``run_id`` of ``trace`` from the known-good runs in the store ``db``
     and write, into ``out``, the contract fragment, the cassettes of the failing run and
-    of ``control`` known-good runs, a pytest module asserting both, and ``incident.json``."""
+    of ``control`` known-good runs, a pytest module asserting both, and ``incident.json``.
+    ``progress`` is called with the name of each stage as it starts."""
+    say = progress or (lambda _stage: None)
+    say("reading")
     traces = read_traces(trace, format)
     failing = [c for c in traces.calls if c["run_id"] == run_id]
     if not failing:
@@ -151,27 +198,33 @@ def incident(
     nominal = load_nominal(db)
     if not nominal:
         raise InputError(f"{db}: no known-good run to separate the failing run from")
+    say("fitting the vocabulary")
     vocabulary = mine(db, crossfit=False, budget=False, run_level=True, min_tasks=min_tasks)
     fitted = [c for c in vocabulary.contracts if c.kind != Kind.COMPLETENESS]
     monitor = Monitor.from_dict(json.loads(vocabulary.model_copy(update={"contracts": fitted})
                                            .model_dump_json()), include_proposed=True)  # fmt: skip
     families = {rid: run.get("family") for rid, (run, _) in nominal.items()}
     nominal_calls = [c for _, calls in nominal.values() for c in calls]
+    say("replaying the known-good runs")
     alarming: set[str] = set()
     for replayed in replay(monitor, nominal_calls, families=families):
         alarming |= _violations(replayed).keys()
+    say("replaying the failing run")
     (replayed,) = replay(monitor, failing)
     violated = _violations(replayed)
     by_id = {c.id: c for c in fitted}
     ranked = sorted((by_id[cid] for cid in violated.keys() - alarming if cid in by_id),
                     key=lambda c: _rank(c, failing))  # fmt: skip
 
-    def separating(contract: Contract) -> Separating:
+    def separating(contract: Contract, written: Contract | None = None) -> Separating:
         tasks = contract.evidence.tasks if contract.evidence else 0
+        level = claim(contract.kind)
+        why = "" if written is None else _why_not(contract, written, failing)
         return Separating(contract_id=contract.id, tool=contract.tool, kind=contract.kind,
                           paths=contract.paths, description=contract.description or
                           f"{contract.kind} {', '.join(contract.paths)}", tasks=tasks,
-                          observed=violated[contract.id])  # fmt: skip
+                          observed=violated[contract.id], claim=CLAIMS[level][0],
+                          why_not=why)  # fmt: skip
 
     title = name or Path(out).name or run_id
     tasks = {run.get("task_id") for run, _ in nominal.values()}
@@ -180,11 +233,12 @@ def incident(
         vocabulary=len(fitted), nominal_runs=len(nominal), nominal_tasks=len(tasks),
         alarming_on_nominal=len(alarming), violated=len(violated),
         separating=[separating(c) for c in ranked[:1]],
-        alternatives=[separating(c) for c in ranked[1 : 1 + ALTERNATIVES]],
+        alternatives=[separating(c, ranked[0]) for c in ranked[1 : 1 + ALTERNATIVES]],
     )  # fmt: skip
     grouped = {rid: (run.get("task_id"), calls) for rid, (run, calls) in nominal.items()}
     if not report.separating:
         report.missing_vocabulary = [g.message() for g in find_gaps(failing, grouped, min_tasks)]
     chosen = [by_id[s.contract_id] for s in report.separating]
+    say("writing")
     write_outputs(report, Path(out), failing, nominal, chosen, control)
     return report

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -96,6 +96,7 @@ def mine(
     min_folds: int | None = None,
     run_level: bool = False,
     budget: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> ContractFile:
     """Mine candidate contracts from the nominal calls of the store at ``db``.
 
@@ -115,7 +116,8 @@ def mine(
     calls, provenance, call caps, expected tools per family, completeness) are mined from
     the same runs and folds, and judged per run (:mod:`tracemine.mine.trajectory`).
     :func:`tracemine.mine_sharded` mines trace files spread over many machines into the
-    same contracts.
+    same contracts. ``progress`` is called with the name of each stage as it starts
+    (:data:`STAGES`).
 
     >>> contracts = mine("traces.duckdb", where="run_outcome=success")  # doctest: +SKIP
     >>> contracts.contracts[0].description  # doctest: +SKIP
@@ -130,19 +132,33 @@ def mine(
         raise StoreError(f"{db}: no such database; run `tracemine ingest` first")
     # mining writes its profiles into the store: one writer at a time, as for ingest
     with writing(db), closing(connect(db, memory_limit=MINE_MEMORY_LIMIT)) as con:
-        return mine_shards(LocalShards([con], client_is_store=True), con, str(db), options)
+        return mine_shards(LocalShards([con], client_is_store=True), con, str(db), options,
+                           progress)  # fmt: skip
+
+
+STAGES = ("reading", "profiles", "relations", "held-out counts", "detection estimate",
+          "selection", "run-level", "trials")  # fmt: skip
+"""The stages a mine reports to its ``progress`` callback, in order (the last two only
+with ``run_level`` and cross-fitting)."""
 
 
 def mine_shards(
-    shards: Shards, client: duckdb.DuckDBPyConnection, store: str, options: Options
-) -> ContractFile:
+    shards: Shards, client: duckdb.DuckDBPyConnection, store: str, options: Options,
+    progress: Callable[[str], None] | None = None,
+) -> ContractFile:  # fmt: skip
     """Mine the nominal calls of ``shards`` (:mod:`tracemine.mine.shards`); ``client``
     holds the merged profiles (with one store, the store itself) and ``store`` is what
     the provenance names as the source."""
     started = time.perf_counter()
     o = options
     filters = list(o.filters)
-    step = "reading the nominal calls"  # what an out-of-memory error names
+
+    def stage(name: str, step: str) -> str:
+        if progress is not None:
+            progress(name)
+        return step  # what an out-of-memory error names
+
+    step = stage("reading", "reading the nominal calls")
     try:
         _require_tasks(shards, filters, o.task_key, o.crossfit, o.folds)
         info = ensure_calls(shards, client, filters, o.task_key)
@@ -157,7 +173,7 @@ def mine_shards(
             else dict.fromkeys(task_calls, 0)
         )  # fmt: skip
         names = register_membership(client, assignment, o.folds if o.crossfit else 0)
-        step = "building the profiles"
+        step = stage("profiles", "building the profiles")
         info = ensure_profiles(shards, client, info, assignment)
         step = "summing the profiles of each fold"
         contexts = load_contexts(client, names, FOLD_SUPPORT, info.survey, assignment,
@@ -165,7 +181,7 @@ def mine_shards(
         _only(contexts, o.tools)
         every = contexts["all"]
         survey = info.survey
-        step = "reading conditional targets"
+        step = stage("relations", "reading conditional targets")
         shared = Shared(
             Relations(find_pairs(every)), Conditional.build(shards, every, assignment, survey)
         )
@@ -174,27 +190,28 @@ def mine_shards(
         shared.relations.load(shards, client, contexts, survey)
         for ctx in contexts.values():
             ctx.shared = shared
-        step = "counting held-out violations"
+        step = stage("held-out counts", "counting held-out violations")
         candidates = crossfit_tasks(shards, contexts, survey)
         added = schemas(candidates, contexts)
         settings = Settings(o.folds if o.crossfit else 0, o.target_fa, o.min_tasks,
                             o.min_folds if o.min_folds is not None else max(o.folds - 1, 1),
                             o.crossfit, o.budget)  # fmt: skip
         finals = [c.final for c in candidates.values() if c.final is not None]
-        step = "estimating detection"
+        step = stage("detection estimate", "estimating detection")
         faults = estimate(shards, finals, o.seed)
         add_catches(added, faults)
+        step = stage("selection", "selecting contracts")
         chosen = select(candidates, settings, lambda keys: call_info(shards, keys), tool_sizes,
                         faults)  # fmt: skip
         kept, summary = chosen.kept, chosen.summary
         run_summary: dict[str, dict[str, int]] = {}
         if o.run_level:
-            step = "mining run-level contracts"
+            step = stage("run-level", "mining run-level contracts")
             runs_kept, run_summary = mine_runs(shards, assignment, settings, FOLD_SUPPORT,
                                                o.tools)  # fmt: skip
             kept += runs_kept
         if o.crossfit:
-            step = "replaying trials for noisy contracts"
+            step = stage("trials", "replaying trials for noisy contracts")
             kept = mark_noisy(shards, kept, candidates, assignment, settings.folds)
         for name in ("_tm_membership", "_tm_folds", "_tm_fold_membership"):
             client.unregister(name)

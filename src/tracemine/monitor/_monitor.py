@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import sys
 import warnings
 from collections.abc import Callable, Iterable
@@ -22,6 +23,12 @@ from tracemine.monitor._values import NOTHING, TooLarge, json_type, locate, prev
 
 _OK_STATUSES = (None, "ok", "unknown")
 _SLOW = object()
+_UNKNOWN_NAMES = 100  # tools without contracts counted by name; past this, in one sum
+_log = logging.getLogger("tracemine.monitor")
+# a library's records go where the application's logging sends them, and nowhere (not to
+# stderr by logging's last resort) when it configures none: ``check`` and ``evaluate``
+# replay thousands of calls through monitors of their own and say coverage themselves
+_log.addHandler(logging.NullHandler())
 
 
 class ProposedContractsIgnored(UserWarning):
@@ -113,11 +120,16 @@ class Monitor:
         self.ignored_proposed = (
             0 if include_proposed else sum(s.status == "proposed" for s in specs)
         )
-        self.notices: tuple[str, ...] = ()
+        self._notices: tuple[str, ...] = ()
+        self._origin = origin
+        self.unknown_tools: dict[str, int] = {}
+        """Calls checked of tools the file has no contracts for, by tool: their receipts
+        say ``coverage='unknown'``, ``ok=True``; said once per tool (a log warning on
+        ``tracemine.monitor``) and in :attr:`notices`."""
         if self.ignored_proposed:
-            self.notices = (_proposed_notice(self.ignored_proposed, len(specs), origin),)
+            self._notices = (_proposed_notice(self.ignored_proposed, len(specs), origin),)
             if include_proposed is None:
-                warnings.warn(self.notices[0], ProposedContractsIgnored,
+                warnings.warn(self._notices[0], ProposedContractsIgnored,
                               stacklevel=_caller_level())  # fmt: skip
         ids = {s.id for s in enforced}
         self.contracts = [s for s in enforced if not (s.implied_by and s.implied_by in ids)]
@@ -138,6 +150,35 @@ class Monitor:
                 except Exception:  # a shape the generator does not inline: closures do it
                     plan.fast = None
                 plan.hot = None if plan.runs else plan.fast
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """What the monitor leaves unchecked, in words: proposed contracts not enforced,
+        and the calls of tools it has no contracts for (counted as they come)."""
+        if not self.unknown_tools:
+            return self._notices
+        calls = sum(self.unknown_tools.values())
+        named = sorted(self.unknown_tools, key=lambda t: (-self.unknown_tools[t], t))
+        shown = ", ".join(f"{t} ({self.unknown_tools[t]})" for t in named[:5])
+        more = f" and {len(named) - 5} more" if len(named) > 5 else ""
+        where = f"{self._origin}: " if self._origin else ""
+        return (*self._notices,
+                f"{where}{calls} calls of tools with no contracts were not checked "
+                f"(coverage 'unknown'): {shown}{more}")  # fmt: skip
+
+    def _unknown(self, tool: str) -> None:
+        count = self.unknown_tools.get(tool)
+        if count is not None:
+            self.unknown_tools[tool] = count + 1
+            return
+        if len(self.unknown_tools) >= _UNKNOWN_NAMES:  # names from a loop: bounded
+            tool = "(other tools)"
+            self.unknown_tools[tool] = self.unknown_tools.get(tool, 0) + 1
+            return
+        self.unknown_tools[tool] = 1
+        where = f" in {self._origin}" if self._origin else ""
+        _log.warning("tool %s has no contracts%s: its calls are not checked "
+                     "(coverage 'unknown'); said once", tool, where)  # fmt: skip
 
     def _add(self, spec: Spec) -> None:
         if spec.kind == "expected_tools":
@@ -243,7 +284,9 @@ class Monitor:
             entry = run.observe(call_id, _str(tool) or "", args, result, status)
         plan = self._plans.get(tool) if isinstance(tool, str) else None
         if plan is None:
-            return Receipt(_str(tool) or "", _str(call_id))
+            name = _str(tool) or ""
+            self._unknown(name)
+            return Receipt(name, _str(call_id))
         violations: list[Violation] | None = None
         skipped: list[Unevaluated] | None = None
         found: Any = _SLOW

@@ -15,6 +15,9 @@ from typing import Any
 from tracemine.model.result import NOTE_MARK
 
 _NOTE_VIOLATIONS = 3
+# the contract kinds judged on the run so far rather than on one call's values alone
+_RUN_KINDS = frozenset(("requires_prior", "provenance", "bounded_by", "call_cap", "expected_tools"))
+_SIDES = ("arguments", "result", "run")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +35,14 @@ class Violation:
     def describe(self) -> str:
         return f"{self.path}: expected {self.expected}, got {self.observed}"
 
+    @property
+    def side(self) -> str:
+        """What was found wrong: the call's ``arguments``, its ``result``, or how the call
+        fits the ``run`` so far (a run-level contract)."""
+        if self.kind in _RUN_KINDS:
+            return "run"
+        return "arguments" if self.path.startswith("args") else "result"
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -43,6 +54,14 @@ class Unevaluated:
     contract_id: str
     kind: str
     reason: str
+
+
+_HEADS = {
+    "result": "This {tool} result may be wrong",
+    "arguments": "The arguments of this {tool} call may be wrong",
+    "run": "This {tool} call may not fit the earlier calls of the run",
+}
+_MIXED = "This {tool} call may be wrong"
 
 
 @dataclass(slots=True)  # not frozen: a frozen __init__ costs a microsecond per check
@@ -72,16 +91,21 @@ class Receipt:
         return not self.violations
 
     def note(self) -> str:
-        """A line for the model, starting with ``[tracemine] ``, or ``""`` when nothing
-        looked wrong. To put it in a tool message use :meth:`annotate`."""
+        """A line for the model, starting with ``[tracemine] `` (no blank line before it),
+        or ``""`` when nothing looked wrong; it names what looked wrong: the arguments,
+        the result, or the call within its run. To put it in a tool message use
+        :meth:`annotate`."""
         if not self.violations:
             return ""
-        shown = "; ".join(v.describe() for v in self.violations[:_NOTE_VIOLATIONS])
+        shown = self.violations[:_NOTE_VIOLATIONS]
+        sides = [side for side in _SIDES if any(v.side == side for v in shown)]
+        if len(sides) == 1:
+            found = "; ".join(v.describe() for v in shown)
+        else:  # each finding says its side
+            found = "; ".join(f"{v.side} {v.describe()}" for v in shown)
         more = len(self.violations) - _NOTE_VIOLATIONS
-        lines = [
-            f"{NOTE_MARK}This {self.tool} result may be wrong: {shown}"
-            + (f"; and {more} more." if more > 0 else ".")
-        ]
+        head = (_HEADS[sides[0]] if len(sides) == 1 else _MIXED).format(tool=self.tool)
+        lines = [f"{NOTE_MARK}{head}: {found}" + (f"; and {more} more." if more > 0 else ".")]
         if self.recovery_tools:
             lines.append("Consider calling: " + ", ".join(self.recovery_tools) + ".")
         lines.extend(hint for hint in self.hints[:2])
