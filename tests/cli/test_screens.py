@@ -124,7 +124,10 @@ def test_review_list_gives_the_contract_text_the_width(demo: Path, columns: int)
            and c["description"] not in rows]  # fmt: skip
     assert not cut, f"contract text wrapped at {columns} columns:\n{shown}"
     if columns == 120:
-        assert {"kind", "label", "sources"} <= set(header)
+        # declared contracts now say what they declare, so their text is longer: the
+        # sources column is the first to go, and is named when it does
+        assert {"kind", "label"} <= set(header)
+        assert "sources" in header or "left out at 120 columns" in shown
     else:
         assert "left out at 80 columns" in shown
     everything = screen("review", "list", "-c", "merged.json", "--limit", "15", columns=columns,
@@ -156,7 +159,10 @@ def test_evaluate_summary_fits(tmp_path: Path, columns: int) -> None:
     assert "…" not in shown
     assert not _whole(arms, "\n".join(_table_lines(shown, "arm")))
     assert not _whole(classes, "\n".join(_table_lines(shown, "fault")))
-    assert ("group" in _table_lines(shown, "fault")[0]) == (columns == 120)
+    # seven arms leave no room for the group column even at 120: it is named as left out
+    header = _table_lines(shown, "fault")[0]
+    assert "group" not in header or columns == 120
+    assert ("group" in header) != ("group left out" in shown)
 
 
 @pytest.mark.parametrize("columns", [80, 120])
@@ -167,7 +173,9 @@ def test_check_and_stats_tables_fit(demo: Path, columns: int) -> None:
     shown = screen("check", "bad.otlp.jsonl", "-c", "candidates.json", "--include-proposed",
                    columns=columns, cwd=demo)  # fmt: skip
     assert all(len(line) <= columns for line in shown.splitlines())
-    assert "…" not in shown
+    # no cell is cut short; an example's observed value is a preview, elided on purpose
+    assert not [line for line in shown.splitlines()
+                if "…" in line and not line.lstrip().startswith(("✗", "… "))]  # fmt: skip
     args = ["check", "bad.otlp.jsonl", "-c", "candidates.json", "--include-proposed", "--json"]
     report = json.loads(_tracemine(*args, cwd=demo, ok=(0, 1)))
     paths = {c["path"] for c in report["contracts"] if c["violated"] and "," not in c["path"]}

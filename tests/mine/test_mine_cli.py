@@ -90,7 +90,7 @@ def test_summary_table_and_tool_filter(anonymous: Path, tmp_path: Path) -> None:
     out = tmp_path / "c.json"
     result = runner.invoke(app, [
         "mine", "--db", str(anonymous), "--out", str(out), "--tool", "refund",
-        "--task-key", "regex:^(shop-\\d+)", "--folds", "3", "--target-fa", "0.2",
+        "--task-key", "regex:^(?P<task>shop-\\d+)", "--folds", "3", "--target-fa", "0.2",
         "--min-tasks", "3", "--where", "run_outcome=success",
     ])  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -104,7 +104,7 @@ def test_summary_table_and_tool_filter(anonymous: Path, tmp_path: Path) -> None:
         (["--no-crossfit", "--tool", "nope"], "no nominal calls of that tool"),
         (["--no-crossfit", "--where", "colour=blue"], "unknown run field"),
         (["--no-crossfit", "--where", "reward>=high"], "not a number"),
-        (["--folds", "500", "--task-key", "regex:^(shop-\\d+)"], "fewer than --folds"),
+        (["--folds", "500", "--task-key", "regex:^(?P<task>shop-\\d+)"], "fewer than --folds"),
     ],
 )
 def test_mistakes_are_one_line_errors(anonymous: Path, options: list[str], message: str) -> None:

@@ -119,11 +119,14 @@ def test_a_pattern_marks_text_results_only() -> None:
 def test_no_nominal_result_of_the_simulator_is_marked(suite: str) -> None:
     rule = ErrorRule()
     marked = {"ok": 0, "tool_error": 0}
+    errors = 0
     for run in simulate(suite, tasks=60, seed=5, trials=2):
         for call in run["calls"]:
+            errors += call["status"] == "tool_error"
             if rule.mark(call["result"]) or rule.mark(result_value(json.dumps(call["result"]))):
                 marked[call["status"]] += 1
-    assert marked["ok"] == 0 and marked["tool_error"] > 0
+    # a suite whose tools fail sometimes has its error payloads marked (realwide's never fail)
+    assert marked["ok"] == 0 and (marked["tool_error"] > 0 or errors == 0)
 
 
 def test_the_module_is_standard_library_only() -> None:
