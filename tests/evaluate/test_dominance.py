@@ -33,6 +33,15 @@ _PER_PATH = (
     "and of tools with few tasks keep no type/present/not_null contract within the budget, "
     "where one schema per tool covers them (issue #29 item 1)"
 )
+_NULLABLE = (
+    "no `type` is mined for a value that is a string or null (one JSON type only), where "
+    'GenSON types it ["null", "string"] and so catches a list'
+)
+_ONE_TASK = "a tool of one mining task gets no candidate at all (templates need 2 tasks)"
+_NAME_KEYED = (
+    'name-keyed results ({"New Car Rental": 50.0}) are mined key by key, not as map '
+    "entries, so a fold's schema requires the names its tasks saw and breaks on the next task"
+)
 
 
 def _corpus(name: str, *, slow: bool = False, fails: str | None = _PER_PATH) -> object:
@@ -45,14 +54,25 @@ def _corpus(name: str, *, slow: bool = False, fails: str | None = _PER_PATH) -> 
 
 
 CORPORA = [
-    _corpus("commerce-40"), _corpus("search-40"), _corpus("travel-40"),
+    _corpus("commerce-40", fails=(
+        f"{_ONE_TASK}: list_items (3 calls, 1 task) misses 3 omitted, 1 null, 2 wrong types "
+        f"and 2 HTML pages; {_NULLABLE}: 3 wrong types on search_orders "
+        "result.status_filter and get_order result.gift_message")),
+    _corpus("search-40", fails=f"{_NULLABLE}: wrong_type 35/36 against 36/36 on "
+            "search_docs result.next_page (an integer or null)"),
+    _corpus("travel-40", fails=f"{_NULLABLE}: wrong_type 35/36 against 36/36 on "
+            "search_flights result.flights[*].operated_by"),
     _corpus("commerce-100", slow=True), _corpus("search-100", slow=True),
     _corpus("travel-100", slow=True),
     _corpus("commerce-300", slow=True), _corpus("search-300", slow=True),
     _corpus("travel-300", slow=True),
-    _corpus("agentdojo", fails=_PER_PATH + "; on AgentDojo (median 4 calls a tool) this "
-            "also takes the mean over covered classes below the schema's"),
-    _corpus("bfcl"),
+    _corpus("agentdojo", fails=(
+        f"{_ONE_TASK} (check_restaurant_opening_hours, get_car_types_available); "
+        f"{_NAME_KEYED}: get_restaurants_address's schema is priced 7.9% from that, "
+        "get_car_price_per_day's misses a null and a string under a name it did not see")),
+    _corpus("bfcl", fails=(
+        f"{_ONE_TASK} (add_contact, edit_ticket); get_ticket (3 tasks) returns tickets of two "
+        "shapes, one of 3 held-out tasks broke its fold's schema, priced 12.7%, over budget")),
 ]  # fmt: skip
 
 

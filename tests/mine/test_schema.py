@@ -233,3 +233,38 @@ def test_a_version_1_file_is_still_read_and_saved_as_version_2(tmp_path: Path) -
     assert loaded.schema_version == "2"  # what it holds is version 2 without the new fields
     monitor = Monitor.from_dict(document, include_proposed=True)
     assert not monitor.check("t", {}, {}).ok
+
+
+def _search_runs(path: Path) -> Path:
+    """A search tool whose hits are empty on every third task: no hit, so no hit's key."""
+    lines = []
+    for task in range(TASKS):
+        rng = random.Random(task)
+        hits = [] if task % 3 == 0 else [
+            {"doc_id": f"d{rng.randint(0, 999)}", "title": rng.choice(("Lisbon", "Porto"))}
+            for _ in range(rng.randint(1, 3))
+        ]  # fmt: skip
+        for trial in range(2):
+            run_id = f"t{task:03d}.r{trial}"
+            lines.append({"run_id": run_id, "task_id": f"t{task:03d}", "tool": "search_docs",
+                          "call_id": f"{run_id}.c0", "seq": 0, "arguments": {"q": "x"},
+                          "result": {"hits": hits, "total": len(hits)}, "status": "ok",
+                          "run_outcome": "success"})  # fmt: skip
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_a_key_of_every_hit_is_structure_though_some_searches_find_nothing(
+    tmp_path: Path,
+) -> None:
+    ingest([_search_runs(tmp_path / "runs.jsonl")], tmp_path / "runs.duckdb")
+    contracts = mine(tmp_path / "runs.duckdb", target_fa=0.01, budget=False)
+    schema = _schema(contracts, "search_docs")
+    found = [c for c in contracts.contracts
+             if c.kind == Kind.PRESENT and c.paths == ["result.hits[*].title"]]  # fmt: skip
+    assert len(found) == 1
+    # the tasks without a hit have no hit to miss the key: it is the hit's shape
+    assert found[0].folded_into == schema.id
+    hit = {"doc_id": "d123"}
+    receipt = _monitor(contracts).check("search_docs", {"q": "x"}, {"hits": [hit], "total": 1})
+    assert "result.hits[0].title" in [v.path for v in receipt.violations]

@@ -10,9 +10,10 @@ price comes from the pool of every tool's schema record of that side
 (:mod:`tracemine.mine.pooling`), so a tool below ``--min-tasks`` gets one too.
 
 Some candidates of those kinds are value claims in a structural kind's clothes: an empty
-second address line, a search that finds nothing, a key absent from the tasks whose
-optional parent is absent. :func:`value_claim` names them; they stay out of the schema
-and are priced as values.
+second address line, a search that finds nothing, a key absent from tasks where its
+parent was there but null or of another type. :func:`value_claim` names them; they stay
+out of the schema and are priced as values. (A key of every hit of a search that
+sometimes finds nothing is structure: the tasks without a hit have nothing to miss it.)
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracemine.mine.context import MineContext
-from tracemine.mine.measure import Measure
+from tracemine.mine.measure import Measure, parent_path
 from tracemine.model.contract import Contract, Evidence, Kind, Side
 from tracemine.model.paths import ANY_KEY, WILDCARD, parse
 
@@ -35,8 +36,9 @@ def value_claim(contract: Contract, ctx: MineContext) -> str | None:
     """The value type (``string``, ``array``, ``object``, …) when ``contract`` is a value
     claim of a structural kind in ``ctx``, else None: ``non_empty`` on a string, or on an
     array or object whose length varies across calls (a list of matches may be empty);
-    ``present`` on a key absent from some task's calls (its parent is optional, so
-    whether the key is there depends on the values)."""
+    ``present`` on a key absent from some task in which its parent occurs (the parent
+    is then sometimes null or of another type, so whether the key is there depends on
+    the values)."""
     if contract.when is not None or contract.kind not in (Kind.NON_EMPTY, Kind.PRESENT):
         return None
     tool, side = contract.tool, contract.side.value
@@ -49,8 +51,11 @@ def value_claim(contract: Contract, ctx: MineContext) -> str | None:
             return "string"
         varies = profile["lmin"] is not None and profile["lmin"] != profile["lmax"]
         return json_type if json_type in ("array", "object") and varies else None
-    root = ctx.paths.get((tool, side, side))
-    if root is not None and profile.tasks < root.tasks:
+    # against the parent, not the root: a key of every element of a list that some
+    # searches return empty is missing from those tasks only because there is no
+    # element, and the claim is about the element's shape, not about whether one exists
+    parent = ctx.paths.get((tool, side, parent_path(contract.paths[0]) or side))
+    if parent is not None and profile.tasks < parent.tasks:
         return json_type or "mixed"
     return None
 
