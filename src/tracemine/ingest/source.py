@@ -284,19 +284,29 @@ def _skip_blank(handle: _Stream) -> int:
             return skipped
 
 
-def _iter_array(path: Path, limits: Limits) -> Iterator[tuple[int, Any]]:
+def _iter_array(
+    path: Path, limits: Limits, skip: int | None = None
+) -> Iterator[tuple[int, Any]]:
+    """The elements of a JSON array file after the first ``skip``. The C parser refuses
+    an integer past 64 bits (valid JSON): the rest of the file is then read again by
+    ijson's pure-Python parser, which has no such limit."""
+    items = ijson.items if skip is None else ijson.get_backend("python").items
     with open_binary(path, limits) as handle:
         # ijson builds an element whole before it hands it over: the stream itself stops
         # once more than the cap (and what ijson reads ahead) was read since the last one
         handle.raw.unit_cap = limits.max_record_bytes + (2 << 20)
         position = 0
         try:
-            for position, item in enumerate(ijson.items(handle, "item", use_float=True), 1):
-                yield position, item
+            for position, item in enumerate(items(handle, "item", use_float=True), 1):
+                if position > (skip or 0):
+                    yield position, item
                 handle.raw.mark = handle.raw.given
         except (LimitExceeded, *_BROKEN) as exc:
             yield position + 1, _broken(exc, handle, f"element {position}")
         except (ijson.JSONError, ValueError) as exc:
+            if "integer overflow" in str(exc) and skip is None:
+                yield from _iter_array(path, limits, skip=position)
+                return
             reason = f"JSON array is truncated or invalid after element {position}: {exc}"
             yield position + 1, BadUnit(reason, "")
 
