@@ -19,7 +19,8 @@ def simulate_command(
         Path, typer.Option("--out", "-o", metavar="DIR", help="Folder to write the files into.")
     ],
     suite: Annotated[
-        str, typer.Option("--suite", "-s", metavar="NAME", help=f"Suite: one of {', '.join(SUITES)}.")
+        str,
+        typer.Option("--suite", "-s", metavar="NAME", help=f"Suite: one of {', '.join(SUITES)}."),
     ] = "all",
     tasks: Annotated[
         int,

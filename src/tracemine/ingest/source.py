@@ -284,9 +284,7 @@ def _skip_blank(handle: _Stream) -> int:
             return skipped
 
 
-def _iter_array(
-    path: Path, limits: Limits, skip: int | None = None
-) -> Iterator[tuple[int, Any]]:
+def _iter_array(path: Path, limits: Limits, skip: int | None = None) -> Iterator[tuple[int, Any]]:
     """The elements of a JSON array file after the first ``skip``. The C parser refuses
     an integer past 64 bits (valid JSON): the rest of the file is then read again by
     ijson's pure-Python parser, which has no such limit."""
