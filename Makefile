@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo lint format typecheck bench clean browser
+.PHONY: test test-heavy demo lint format typecheck bench clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ browser:
 test: $(STAMP) browser
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not heavy"
+
+# the dominance test at 100 and 300 tasks as well (several more minutes)
+test-heavy: $(STAMP) browser
 	$(BIN)/python -m pytest -n 2 --dist worksteal
 
 demo: $(STAMP)

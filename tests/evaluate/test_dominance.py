@@ -47,7 +47,8 @@ _NAME_KEYED = (
 def _corpus(name: str, *, slow: bool = False, fails: str | None = _PER_PATH) -> object:
     """One corpus; ``fails``: why it fails today (strict: a pass is reported, so that the
     mark is removed when the cause is fixed)."""
-    marks = [pytest.mark.slow] if slow else []
+    # the 100- and 300-task corpora take minutes: `make test-heavy` runs them
+    marks = [pytest.mark.slow, pytest.mark.heavy] if slow else []
     if fails:
         marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=fails))
     return pytest.param(name, marks=marks, id=name)
