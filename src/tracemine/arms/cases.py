@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracemine.faults.paths import Token, get, walk
+from tracemine.monitor._values import json_type
 from tracemine.simulate import simulate
 from tracemine.simulate.formats._common import SYSTEM_PROMPTS
 
@@ -230,7 +231,7 @@ def manifest(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for call in calls:
         params = shapes.setdefault(call["tool"], {})
         for name, value in (call.get("arguments") or {}).items():
-            params.setdefault(name, set()).add(_json_type(value))
+            params.setdefault(name, set()).add(json_type(value))
     tools = []
     for tool, params in shapes.items():
         schema = {
@@ -256,20 +257,6 @@ def manifest(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def recovery_tool(tool: str) -> str:
     return f"refresh_{tool}"
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if value is None:
-        return "null"
-    return "array" if isinstance(value, list) else "object"
 
 
 def resolve(value: Any, results: list[Any]) -> tuple[bool, Any]:
