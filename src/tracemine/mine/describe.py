@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tracemine.mine.schema import summary
-from tracemine.model.contract import Contract, Kind
+from tracemine.model.contract import Contract, Kind, between
 
 _KIND_ORDER = {kind: position for position, kind in enumerate(Kind)}
 
@@ -21,11 +21,11 @@ def describe(contract: Contract) -> str:
         Kind.TYPE: lambda: f"{first} is {params.get('type')}",
         Kind.NON_NEGATIVE: lambda: f"{first} >= 0",
         Kind.POSITIVE: lambda: f"{first} > 0",
-        Kind.RANGE: lambda: _between(first, params),
+        Kind.RANGE: lambda: between(first, params),
         Kind.ONE_OF: lambda: f"{first} in {json.dumps(params.get('values'))}",
         Kind.CONST: lambda: f"{first} == {json.dumps(params.get('value'))}",
         Kind.NON_EMPTY: lambda: f"{first} is not empty",
-        Kind.LENGTH: lambda: _between(f"len({first})", params),
+        Kind.LENGTH: lambda: between(f"len({first})", params),
         Kind.FORMAT: lambda: f"{first} is a {params.get('format')}",
         Kind.PATTERN: lambda: f"{first} matches {params.get('regex')}",
         Kind.UNIQUE: lambda: f"{first} has no duplicates",
@@ -48,17 +48,6 @@ def _schema(side: str, params: dict) -> str:
         f"{side} has its mined shape: {typed} typed values, {required} required keys, "
         f"{non_empty} non-empty"
     )
-
-
-def _between(subject: str, params: dict) -> str:
-    low, high = params.get("min"), params.get("max")
-    if low is not None and low == high:
-        return f"{subject} == {low}"
-    if low is None:
-        return f"{subject} <= {high}"
-    if high is None:
-        return f"{subject} >= {low}"
-    return f"{low} <= {subject} <= {high}"
 
 
 def sort_key(contract: Contract) -> tuple:

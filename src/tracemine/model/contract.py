@@ -298,6 +298,19 @@ def _kind_rules(schema: dict[str, Any]) -> None:
     ]
 
 
+def between(subject: str, params: dict[str, Any]) -> str:
+    """A range's bounds in words (``0 <= result.total <= 500``), as every description of
+    a ``range`` or ``length`` contract writes them, mined or declared."""
+    low, high = params.get("min"), params.get("max")
+    if low is not None and low == high:
+        return f"{subject} == {low}"
+    if low is None:
+        return f"{subject} <= {high}"
+    if high is None:
+        return f"{subject} >= {low}"
+    return f"{low} <= {subject} <= {high}"
+
+
 class Contract(BaseModel):
     """One property of one tool's calls (or of a run)."""
 

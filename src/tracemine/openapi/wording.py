@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tracemine.model.contract import Kind, Source
+from tracemine.model.contract import Kind, Source, between
 
 _LISTED = 8  # values named before "… (n in all)": an enum of hundreds is not a sentence
 
@@ -36,9 +36,9 @@ def _claim(kind: Kind, path: str, params: dict[str, Any]) -> str:
     if kind == Kind.POSITIVE:
         return f"{path} > 0"
     if kind == Kind.RANGE:
-        return _between(path, params)
+        return between(path, params)
     if kind == Kind.LENGTH:
-        return _between(f"len({path})", params)
+        return between(f"len({path})", params)
     if kind == Kind.NON_EMPTY:
         return f"{path} is not empty"
     if kind == Kind.ONE_OF:
@@ -52,17 +52,6 @@ def _claim(kind: Kind, path: str, params: dict[str, Any]) -> str:
     if kind == Kind.UNIQUE:
         return f"{path} has no duplicates"
     return f"{kind.value}({path})"
-
-
-def _between(subject: str, params: dict[str, Any]) -> str:
-    low, high = params.get("min"), params.get("max")
-    if low is not None and low == high:
-        return f"{subject} == {low}"
-    if low is None:
-        return f"{subject} <= {high}"
-    if high is None:
-        return f"{subject} >= {low}"
-    return f"{low} <= {subject} <= {high}"
 
 
 def _value(value: Any) -> str:
