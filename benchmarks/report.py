@@ -97,11 +97,14 @@ def target(entry: dict[str, Any]) -> str:
 def summary(results: list[dict[str, Any]]) -> str:
     """The figures table: one line per headline figure."""
     lines = [
-        "| what | figure (size, date measured) | target | command |",
+        "| what | figure (size, date measured, 1-min load average at the start) | target | command |",
         "| --- | --- | --- | --- |",
     ]
     for document in results:
         date = document["measured"][:10]
+        load = (document["machine"].get("load_average_start") or [None])[0]
+        if load is not None:  # a busy machine slows every figure: say how busy
+            date += f", load {number(load)}"
         for entry in document["headline"]:
             lines.append(f"| {entry['what']} | {figure(entry, date)} | {target(entry)} | "
                          f"`{command(document)}` |")  # fmt: skip

@@ -51,7 +51,8 @@ def test_renders_from_a_results_file(tmp_path: Path) -> None:
     document = json.loads((folder / "replay.json").read_text("utf-8"))
     assert document["machine"]["cores"] and document["versions"]["python"]
     assert len(document["machine"]["load_average_start"]) == 3
-    date = document["measured"][:10]
+    load = document["machine"]["load_average_start"][0]
+    date = f"{document['measured'][:10]}, load {load:,}"
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n\n{report.START}\nold table\n{report.END}\n\nafter\n", "utf-8")
     docs = tmp_path / "performance.md"
