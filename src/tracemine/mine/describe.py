@@ -51,7 +51,7 @@ def _ratio(left: str, right: str, params: dict) -> str:
 
 
 def _page(p: list[str], params: dict) -> str:
-    size, count, limit = (p + ["?", "?", "?"])[:3]
+    size, count, limit = [*p, "?", "?", "?"][:3]
     if params.get("start"):
         rest = f"{count} - {params['start']}"
     elif params.get("page"):

@@ -51,6 +51,9 @@ quota of the others: a tool's wide result must not starve them, nor they the oth
 START_WORDS = frozenset({"offset", "start", "skip", "cursor"})
 PAGE_WORDS = frozenset({"page", "pageno", "pagenumber"})
 PAGE_LIMIT_WORDS = frozenset({"limit", "size", "max", "top", "k", "n", "results", "per"})
+COUNT_WORDS = frozenset({"total", "count", "num", "matched", "found"})
+"""A result count beside a page (``total``, ``total_hits``, ``count``): not ``page_size``,
+which echoes the limit."""
 _NO_WORDS_FORMATS = frozenset({"date", "date-time", "uuid", "time"})
 
 
@@ -137,8 +140,9 @@ def find_pairs(ctx: MineContext) -> list[Pair]:
             pairs.append(Pair(len(pairs), tool, kind, vtype, left.side, left.path,
                               right.side, right.path))  # fmt: skip
         for found in (_token_pairs, _ratio_pairs, _page_pairs):
-            for kind, vtype, left, right, *extra in itertools.islice(found(ctx, tool),
-                                                                     MAX_VOCABULARY_PAIRS):
+            for kind, vtype, left, right, *extra in itertools.islice(
+                found(ctx, tool), MAX_VOCABULARY_PAIRS
+            ):
                 pairs.append(Pair(len(pairs), tool, kind, vtype, left.side, left.path,
                                   right.side, right.path, *extra))  # fmt: skip
     return pairs
@@ -193,7 +197,8 @@ def _page_pairs(
     when there is one: whether the list is as long as the page can be."""
     scalars = _scalars(ctx, tool)
     numbers = [p for p, t in scalars if t == "number"]
-    counts = [p for p in numbers if p.side == "result" and _names_a_size(p)]
+    counts = [p for p in numbers if p.side == "result" and name_tokens(p.path) & COUNT_WORDS
+              and not name_tokens(p.path) & PAGE_LIMIT_WORDS - {"n"}]  # fmt: skip
     limits = [p for p in numbers if p.side == "args"
               and name_tokens(p.path) & PAGE_LIMIT_WORDS]  # fmt: skip
     starts = [p for p in numbers if p.side == "args" and name_tokens(p.path) & START_WORDS]
@@ -432,8 +437,18 @@ def pair_sums_sql(stats: str = "_tm_pair_stats") -> str:
     """
 
 
-_PAIR_FIELDS = ("pid", "tool", "kind", "vtype", "lside", "lpath", "rside", "rpath", "xpath",
-                "opath")
+_PAIR_FIELDS = (
+    "pid",
+    "tool",
+    "kind",
+    "vtype",
+    "lside",
+    "lpath",
+    "rside",
+    "rpath",
+    "xpath",
+    "opath",
+)
 
 
 def pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey) -> pa.Table:

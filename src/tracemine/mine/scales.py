@@ -86,8 +86,11 @@ class Scales:
         for r in self.rows(pid, ctx):
             checked += r.calls
             wrong_sign = r.negatives != (r.calls if ratio < 0 else 0)
-            outside = r.low is None or r.high is None or not (
-                centre - half <= r.low * STEP and r.high * STEP <= centre + half)
+            outside = (
+                r.low is None
+                or r.high is None
+                or not (centre - half <= r.low * STEP and r.high * STEP <= centre + half)
+            )
             if r.zeros or wrong_sign or outside:
                 violations += r.calls
         return Measure(checked, violations)

@@ -285,6 +285,13 @@ KIND_RULES: dict[Kind, _Rule] = {
         "forbidden": {"type": "array", "items": {"type": "string"}}}}),
     Kind.COMPLETENESS: ((0, None), {}),
     Kind.SCHEMA: ((1, 1), _needs("schema", {"type": "object"})),
+    Kind.SHARES_TOKEN: (_PAIR, {}),
+    Kind.RATIO: (_PAIR, {"required": ["ratio", "tolerance"], "properties": {
+        "ratio": {"type": "number", "not": {"const": 0}},
+        "tolerance": {"type": "number", "minimum": 0}}}),
+    Kind.PAGE_FULL: ((3, 3), {"properties": {
+        "start": {"type": "string"}, "page": {"type": "string"}},
+        "not": {"required": ["start", "page"]}}),
 }  # fmt: skip
 for _kind in (Kind.PRESENT, Kind.NOT_NULL, Kind.NON_NEGATIVE, Kind.POSITIVE, Kind.NON_EMPTY,
               Kind.UNIQUE):  # fmt: skip

@@ -195,8 +195,10 @@ def _check_params(kind: str, params: dict[str, Any], paths: tuple[Path, ...], wh
         need(_num(ratio) and ratio != 0, "needs params.ratio as a number other than 0")
         need(_num(tolerance) and tolerance >= 0, "needs params.tolerance >= 0")
     if kind == "page_full":
-        need(len(paths) == 3 and not any(p.has_wildcard for p in paths),
-             "needs exactly three paths [len(list), count, limit], none under a wildcard")
+        need(
+            len(paths) == 3 and not any(p.has_wildcard for p in paths),
+            "needs exactly three paths [len(list), count, limit], none under a wildcard",
+        )
         offsets = [params[k] for k in ("start", "page") if params.get(k) is not None]
         need(len(offsets) <= 1 and all(isinstance(o, str) for o in offsets),
              "takes at most one of params.start and params.page, as a path")  # fmt: skip
