@@ -125,3 +125,22 @@ def test_the_mined_vocabulary_catches_the_faults_it_is_for(mined: list[Contract]
     assert monitor.check("list_items", {"limit": 10, "page": 3}, last).ok
     cut = monitor.check("list_items", {"limit": 10, "page": 2}, last)
     assert [v.kind for v in cut.violations] == ["page_full"]
+
+
+def test_the_vocabulary_exports_natively_and_says_why_json_schema_cannot(
+    mined: list[Contract], tmp_path: Path
+) -> None:
+    from tracemine.export import export_contracts
+    from tracemine.model.contract import ContractFile
+    from tracemine.monitor import Monitor
+
+    new = [c for c in mined if c.kind in (Kind.SHARES_TOKEN, Kind.RATIO, Kind.PAGE_FULL)]
+    source = ContractFile(contracts=new)
+    native = export_contracts(source, "native", tmp_path / "native.json", include_proposed=True)
+    assert native.exported == len(new) == 3
+    monitor = Monitor.load(tmp_path / "native.json", include_proposed=True)
+    assert not monitor.check("quote", {"amount": 3}, {"amount_cents": 3}).ok
+    schemas = export_contracts(source, "jsonschema", tmp_path / "js", include_proposed=True)
+    reasons = {u.kind: u.reason for u in schemas.unexpressed}
+    assert set(reasons) == {"shares_token", "ratio", "page_full"}
+    assert all("JSON Schema constrains one value" in r for r in reasons.values())
