@@ -144,3 +144,33 @@ def test_the_vocabulary_exports_natively_and_says_why_json_schema_cannot(
     reasons = {u.kind: u.reason for u in schemas.unexpressed}
     assert set(reasons) == {"shares_token", "ratio", "page_full"}
     assert all("JSON Schema constrains one value" in r for r in reasons.values())
+
+
+def test_mining_a_part_of_the_tasks_at_a_time_finds_the_same_vocabulary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import duckdb
+
+    from tracemine.mine import profile as profile_module
+
+    trace = _write(tmp_path / "v.jsonl", 30, seed=1)
+    whole, split = tmp_path / "whole.duckdb", tmp_path / "split.duckdb"
+    ingest([trace], whole)
+    ingest([trace], split)
+
+    def snapshot(db: Path) -> list[dict]:
+        found = mine(db, folds=3, min_tasks=3, budget=False).contracts
+        return [c.model_dump(mode="json") for c in found
+                if c.kind in (Kind.SHARES_TOKEN, Kind.RATIO, Kind.PAGE_FULL)]  # fmt: skip
+
+    expected = snapshot(whole)
+    monkeypatch.setattr(profile_module, "PART_CALLS", 40)
+    found = snapshot(split)
+    con = duckdb.connect(str(split), read_only=True)
+    try:
+        parts = con.execute("SELECT count(DISTINCT part) FROM tm_calls").fetchall()[0][0]
+    finally:
+        con.close()
+    assert parts > 2
+    assert {c["kind"] for c in expected} == {"shares_token", "ratio", "page_full"}
+    assert found == expected
