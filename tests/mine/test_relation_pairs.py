@@ -7,7 +7,7 @@ import time
 
 from tracemine.mine.context import MineContext, PathProfile
 from tracemine.mine.profile import PROFILE_COLUMNS
-from tracemine.mine.relations import MAX_PAIRS_PER_TOOL, find_pairs
+from tracemine.mine.relations import MAX_PAIRS_PER_TOOL, MAX_VOCABULARY_PAIRS, find_pairs
 
 _LETTERS = "abcdefghijklmnopqrtuvwxyz"  # no s: a plural s is dropped
 
@@ -50,8 +50,13 @@ def test_a_tool_of_thousands_of_unrelated_paths_is_searched_in_a_moment() -> Non
         ("ord", "result.high_fare", "result.low_fare"),  # high/low say an order
         ("eq", "result.price", "args.max_price"),  # a shared word: an echo…
         ("ord", "args.max_price", "result.price"),  # …or an order
+        ("ratio", "result.high_fare", "result.low_fare"),  # …or a fixed multiple
+        ("ratio", "result.price", "args.max_price"),
     }
-    quota = [p for p in pairs if p.tool == "prices"]
+    quota = [p for p in pairs if p.tool == "prices" and p.kind != "ratio"]
     assert len(quota) == MAX_PAIRS_PER_TOOL
     assert all(p.kind == "ord" and p.lpath < p.rpath for p in quota)
+    # the ratios of those paths have a quota of their own, apart from the others'
+    ratios = [p for p in pairs if p.tool == "prices" and p.kind == "ratio"]
+    assert len(ratios) == MAX_VOCABULARY_PAIRS
     assert elapsed < 2.0, f"{elapsed:.1f} s for {len(unrelated)} paths"

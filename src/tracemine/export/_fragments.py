@@ -129,7 +129,7 @@ def fragment_body(c: Contract, json_types: dict[str, str] | None = None) -> dict
     if c.side != Side.RESULT:
         raise Unexpressible("constrains the arguments, not the result")
     if c.kind in RELATIONAL_KINDS:
-        raise Unexpressible("relates two values; JSON Schema constrains one value at a time")
+        raise Unexpressible("relates values of a call; JSON Schema constrains one value at a time")
     try:
         path = parse(c.paths[0])
     except (PathError, IndexError) as exc:

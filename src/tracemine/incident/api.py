@@ -52,9 +52,9 @@ CLAIMS: tuple[tuple[str, frozenset[Kind]], ...] = (
         Kind.BOUNDED_BY, Kind.CALL_CAP})),
     ("a set of values or a shape, which a value not seen before breaks", frozenset({
         Kind.FORMAT, Kind.PATTERN, Kind.ONE_OF, Kind.MEMBER, Kind.SUBSET, Kind.UNIQUE,
-        Kind.PROVENANCE})),
+        Kind.PROVENANCE, Kind.SHARES_TOKEN})),
     ("an equality, which any other value breaks", frozenset({
-        Kind.CONST, Kind.EQUALS, Kind.SUM_EQUALS})),
+        Kind.CONST, Kind.EQUALS, Kind.SUM_EQUALS, Kind.RATIO, Kind.PAGE_FULL})),
 )  # fmt: skip
 
 

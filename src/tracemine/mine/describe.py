@@ -35,11 +35,30 @@ def describe(contract: Contract) -> str:
         Kind.SUM_EQUALS: lambda: f"{first} == {p[-1]} (± {params.get('tolerance', 0)})",
         Kind.MEMBER: lambda: f"{first} in {p[-1]}",
         Kind.SUBSET: lambda: f"every {first} in {p[-1]}",
+        Kind.SHARES_TOKEN: lambda: f"{first} shares a word with {p[-1]}",
+        Kind.RATIO: lambda: _ratio(first, p[-1], params),
+        Kind.PAGE_FULL: lambda: _page(p, params),
         Kind.SCHEMA: lambda: _schema(first, params),
     }.get(kind, lambda: f"{kind.value}({', '.join(p)})")()
     if contract.when is not None:
         text += f" when {contract.when.render()}"
     return text
+
+
+def _ratio(left: str, right: str, params: dict) -> str:
+    tolerance = float(params.get("tolerance", 0))
+    return f"{left} == {float(params.get('ratio', 0)):.6g} × {right} (± {tolerance:.2%})"
+
+
+def _page(p: list[str], params: dict) -> str:
+    size, count, limit = [*p, "?", "?", "?"][:3]
+    if params.get("start"):
+        rest = f"{count} - {params['start']}"
+    elif params.get("page"):
+        rest = f"{count} - ({params['page']} - 1) × {limit}"
+    else:
+        rest = count
+    return f"{size} == min({limit}, {rest}): a page is full unless it is the last"
 
 
 def _schema(side: str, params: dict) -> str:

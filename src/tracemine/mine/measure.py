@@ -95,8 +95,9 @@ def measure(contract: Contract, ctx: MineContext) -> Measure | None:
         return ctx.shared.conditional.measure(contract, ctx)
     if contract.kind in FITTED_KINDS:
         return None
-    if contract.kind in (Kind.EQUALS, Kind.LE, Kind.LT, Kind.SUM_EQUALS, Kind.MEMBER,
-                         Kind.SUBSET) and len(contract.paths) == 2:  # fmt: skip
+    pairs = (Kind.EQUALS, Kind.LE, Kind.LT, Kind.SUM_EQUALS, Kind.MEMBER, Kind.SUBSET,
+             Kind.SHARES_TOKEN, Kind.RATIO)  # fmt: skip
+    if (contract.kind in pairs and len(contract.paths) == 2) or contract.kind == Kind.PAGE_FULL:
         return ctx.shared.relations.measure(contract, ctx)
     path = contract.paths[0]
     return unary(contract.kind, contract.params, contract.tool, contract.side.value, path, ctx)

@@ -31,9 +31,11 @@ from tracemine.mine.profile import (
     parts,
     unit_calls,
 )
+from tracemine.mine.scales import Scales, load_scales
 from tracemine.mine.shards import Shards, concat, integers
 from tracemine.model.contract import Contract, Kind
 from tracemine.model.paths import selects_many
+from tracemine.monitor._tokens import tokens_sql
 
 LIMIT_WORDS = frozenset({"limit", "max", "top", "size", "count", "num", "n", "k", "per", "page"})
 TOTAL_WORDS = frozenset({"total", "sum", "subtotal", "amount", "count"})
@@ -43,13 +45,27 @@ VAGUE_WORDS = frozenset(
     {"is", "at", "the", "of", "a", "value", "data", "item", "result", "cent", "pct", "m"}
 )  # units and fillers: ``shipping_cents`` and ``subtotal_cents`` are not related by name
 MAX_PAIRS_PER_TOOL = 400
+MAX_VOCABULARY_PAIRS = 64
+"""Pairs per tool and each of the kinds ``tok``, ``ratio`` and ``page``, apart from the
+quota of the others: a tool's wide result must not starve them, nor they the others."""
+START_WORDS = frozenset({"offset", "start", "skip", "cursor"})
+PAGE_WORDS = frozenset({"page", "pageno", "pagenumber"})
+PAGE_LIMIT_WORDS = frozenset({"limit", "size", "max", "top", "k", "n", "results", "per"})
+COUNT_WORDS = frozenset({"total", "count", "num", "matched", "found"})
+"""A result count beside a page (``total``, ``total_hits``, ``count``): not ``page_size``,
+which echoes the limit."""
+_NO_WORDS_FORMATS = frozenset({"date", "date-time", "uuid", "time"})
 
 
 @dataclass(frozen=True)
 class Pair:
     """Two paths of one tool's calls; ``kind`` says which relations the counts test:
     eq (v1: differ), ord (v1: l>r, v2: l>=r, v3: l<r, v4: l<=r), len (the same on
-    len(left)), sum (v1: sum(left) != right), member (v1: a left value not in right)."""
+    len(left)), sum (v1: sum(left) != right), member (v1: a left value not in right),
+    tok (v1: no word of right in left, v2: the same string), page (v1: len(left) is not
+    min(xpath, right - start), v2: right - start > xpath, the page was cut by the limit;
+    ``vtype`` says what ``opath`` is: ``start`` an offset, ``page`` a 1-based page number,
+    ``none`` no such argument) and ratio (left / right per task, :mod:`.scales`)."""
 
     pid: int
     tool: str
@@ -59,6 +75,8 @@ class Pair:
     lpath: str
     rside: str
     rpath: str
+    xpath: str = ""
+    opath: str = ""
 
 
 class _Affinity:
@@ -121,7 +139,79 @@ def find_pairs(ctx: MineContext) -> list[Pair]:
                                                          MAX_PAIRS_PER_TOOL):  # fmt: skip
             pairs.append(Pair(len(pairs), tool, kind, vtype, left.side, left.path,
                               right.side, right.path))  # fmt: skip
+        for found in (_token_pairs, _ratio_pairs, _page_pairs):
+            for kind, vtype, left, right, *extra in itertools.islice(
+                found(ctx, tool), MAX_VOCABULARY_PAIRS
+            ):
+                pairs.append(Pair(len(pairs), tool, kind, vtype, left.side, left.path,
+                                  right.side, right.path, *extra))  # fmt: skip
     return pairs
+
+
+def _scalars(ctx: MineContext, tool: str) -> list[tuple[PathProfile, str]]:
+    """A tool's supported paths of one scalar value type, outside any array."""
+    out = []
+    for p in ctx.profiles(tool):
+        vtype = _vtype(p) if p.tasks >= ctx.min_support else None
+        if vtype is not None and p.path not in ("args", "result") and not p.has_wildcard:
+            out.append((p, vtype))
+    return out
+
+
+_Found = Iterator[tuple[str, str, PathProfile, PathProfile]]
+
+
+def _token_pairs(ctx: MineContext, tool: str) -> _Found:
+    """A result string and an argument string, neither a date nor an id of a fixed
+    shape: whether the result speaks of what was asked (``cityName`` of ``query``)."""
+    strings = [p for p, t in _scalars(ctx, tool) if t == "string"
+               and p.format not in _NO_WORDS_FORMATS]  # fmt: skip
+    for left in strings:
+        if left.side != "result":
+            continue
+        for right in strings:
+            if right.side == "args":
+                yield ("tok", "string", left, right)
+
+
+def _ratio_pairs(ctx: MineContext, tool: str) -> _Found:
+    """Two numbers of one call with a shared name part (``amount_cents`` and ``amount``,
+    ``fare`` and ``total``), the first in the result: whether one is a fixed multiple of
+    the other (a unit, a rate)."""
+    numbers = [p for p, t in _scalars(ctx, tool) if t == "number"]
+    affinity = _Affinity(numbers, ctx)
+    for i, left in enumerate(numbers):
+        if left.side != "result":
+            continue
+        for j in affinity.of(i):
+            right = numbers[j]
+            if j != i and (right.side == "args" or left.path < right.path):
+                yield ("ratio", "number", left, right)
+
+
+def _page_pairs(
+    ctx: MineContext, tool: str
+) -> Iterator[tuple[str, str, PathProfile, PathProfile, str, str]]:
+    """A result list, a count beside it (``total``, ``total_hits``) and a limit among the
+    arguments (``limit``, ``page_size``, ``max_results``), with an offset or page argument
+    when there is one: whether the list is as long as the page can be."""
+    scalars = _scalars(ctx, tool)
+    numbers = [p for p, t in scalars if t == "number"]
+    counts = [p for p in numbers if p.side == "result" and name_tokens(p.path) & COUNT_WORDS
+              and not name_tokens(p.path) & PAGE_LIMIT_WORDS - {"n"}]  # fmt: skip
+    limits = [p for p in numbers if p.side == "args"
+              and name_tokens(p.path) & PAGE_LIMIT_WORDS]  # fmt: skip
+    starts = [p for p in numbers if p.side == "args" and name_tokens(p.path) & START_WORDS]
+    pages = [p for p in numbers if p.side == "args" and name_tokens(p.path) & PAGE_WORDS
+             and not name_tokens(p.path) & PAGE_LIMIT_WORDS]  # fmt: skip
+    lists = [p for p in ctx.profiles(tool) if p.side == "result" and p.json_type == "array"
+             and not p.has_wildcard and p.tasks >= ctx.min_support]  # fmt: skip
+    offset = ("start", starts[0].path) if starts else ("page", pages[0].path) if pages else (
+        "none", "")  # fmt: skip
+    for left in lists:
+        for right in counts:
+            for limit in limits:
+                yield ("page", offset[0], left, right, limit.path, offset[1])
 
 
 def _tool_pairs(ctx: MineContext, tool: str) -> Iterator[tuple[str, str, PathProfile, PathProfile]]:
@@ -218,6 +308,13 @@ def options(pair: Pair) -> list[tuple[Kind, list[str], tuple[str, ...], dict]]:
         ]
     if pair.kind == "sum":
         return [(Kind.SUM_EQUALS, [f"sum({left})", right], ("v1",), {"tolerance": SUM_TOLERANCE})]
+    if pair.kind == "tok":
+        return [(Kind.SHARES_TOKEN, [left, right], ("v1",), {})]
+    if pair.kind == "page":
+        where = {"start": {"start": pair.opath}, "page": {"page": pair.opath}}.get(pair.vtype, {})
+        return [(Kind.PAGE_FULL, [f"len({left})", right, pair.xpath], ("v1",), where)]
+    if pair.kind == "ratio":
+        return [(Kind.RATIO, [left, right], (), {})]
     kind = Kind.SUBSET if selects_many(left) else Kind.MEMBER
     return [(kind, [left, right], ("v1",), {})]
 
@@ -268,18 +365,38 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
                  [l.smax > r.smin, l.smax >= r.smin, l.smin < r.smin, l.smin <= r.smin]
             WHEN pr.kind = 'len' THEN
                  [l.lmax > r.nmin, l.lmax >= r.nmin, l.lmax < r.nmin, FALSE]
+            WHEN pr.kind = 'tok' THEN
+                 [NOT list_has_any({tokens_sql("l.smin")}, {tokens_sql("r.smin")}),
+                  l.smin = r.smin, FALSE, FALSE]
             ELSE [abs(coalesce(l.nsum, 0) - r.nmin) > {SUM_TOLERANCE} + 1e-9 * abs(r.nmin),
                   FALSE, FALSE, FALSE]
             END AS v
         FROM _tm_pairs pr
         JOIN cp r ON r.tool = pr.tool AND r.side = pr.rside AND r.path = pr.rpath
         LEFT JOIN cp l ON l.call_key = r.call_key AND l.side = pr.lside AND l.path = pr.lpath
-        WHERE pr.kind <> 'member' AND r.n = 1 AND r.n_null = 0 AND CASE
+        WHERE pr.kind NOT IN ('member', 'page', 'ratio') AND r.n = 1 AND r.n_null = 0 AND CASE
             WHEN pr.kind = 'sum' THEN {num_r} AND (l.call_key IS NULL OR {num_l})
+            WHEN pr.kind = 'tok' THEN r.n_string = 1 AND l.n = 1 AND l.n_string = 1
+                 AND len({tokens_sql("r.smin")}) > 0
             WHEN pr.kind = 'len' THEN {num_r} AND l.n = 1 AND l.n_array = 1
             WHEN pr.kind = 'ord' AND pr.vtype = 'number' THEN {num_r} AND {num_l} AND l.n > 0
             WHEN pr.kind = 'ord' THEN r.n_string = 1 AND l.n_string = l.n AND l.n > 0
             ELSE l.n > 0 END
+    ), page AS (
+        SELECT pr.pid, r.task, r.fold, r.call_key,
+               [l.lmax <> greatest(least(x.nmin, r.nmin - s.start), 0),
+                r.nmin - s.start > x.nmin, FALSE, FALSE] AS v
+        FROM _tm_pairs pr
+        JOIN cp r ON r.tool = pr.tool AND r.side = pr.rside AND r.path = pr.rpath
+        JOIN cp l ON l.call_key = r.call_key AND l.side = pr.lside AND l.path = pr.lpath
+        JOIN cp x ON x.call_key = r.call_key AND x.side = 'args' AND x.path = pr.xpath
+        LEFT JOIN cp o ON o.call_key = r.call_key AND o.side = 'args' AND o.path = pr.opath
+             AND o.n = 1 AND o.n_integer + o.n_number = 1
+        CROSS JOIN LATERAL (SELECT CASE pr.vtype WHEN 'start' THEN coalesce(o.nmin, 0)
+                                    WHEN 'page' THEN (coalesce(o.nmin, 1) - 1) * x.nmin
+                                    ELSE 0 END AS start) s
+        WHERE pr.kind = 'page' AND r.n = 1 AND {num_r} AND l.n = 1 AND l.n_array = 1
+              AND x.n = 1 AND x.n_integer + x.n_number = 1
     ), lv AS (
         SELECT pr.pid, c.task, c.fold, v.call_key, v.str, v.num FROM _tm_pairs pr
         JOIN c ON c.tool = pr.tool
@@ -305,7 +422,7 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
            count(*) AS checked,
            count(*) FILTER (v[1]) AS v1, count(*) FILTER (v[2]) AS v2,
            count(*) FILTER (v[3]) AS v3, count(*) FILTER (v[4]) AS v4
-    FROM (SELECT * FROM two UNION ALL SELECT * FROM member) s
+    FROM (SELECT * FROM two UNION ALL SELECT * FROM member UNION ALL SELECT * FROM page) s
     GROUP BY s.pid, s.fold
     """
 
@@ -320,14 +437,26 @@ def pair_sums_sql(stats: str = "_tm_pair_stats") -> str:
     """
 
 
-_PAIR_FIELDS = ("pid", "tool", "kind", "vtype", "lside", "lpath", "rside", "rpath")
+_PAIR_FIELDS = (
+    "pid",
+    "tool",
+    "kind",
+    "vtype",
+    "lside",
+    "lpath",
+    "rside",
+    "rpath",
+    "xpath",
+    "opath",
+)
 
 
 def pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey) -> pa.Table:
     """Shard step: every pair's counts per fold (``_tm_pair_stats``), a part of the tasks
     at a time. A task lies in one shard, so the shards' rows of a fold add up."""
     con.register("_tm_pairs", pairs)
-    paths = set(pairs.column("lpath").to_pylist()) | set(pairs.column("rpath").to_pylist())
+    paths = {p for name in ("lpath", "rpath", "xpath", "opath")
+             for p in pairs.column(name).to_pylist() if p}  # fmt: skip
     con.register("_tm_only", pa.table({"path": sorted(paths)}))
     try:
         for k, part in enumerate(parts(con)):
@@ -345,6 +474,7 @@ class Relations:
 
     def __init__(self, pairs: list[Pair]) -> None:
         self.pairs = pairs
+        self.scales = Scales()
         self.lookup: dict[tuple[str, Kind, tuple[str, ...]], tuple[int, tuple[str, ...]]] = {}
         for pair in pairs:
             for kind, paths, columns, _ in options(pair):
@@ -359,6 +489,12 @@ class Relations:
         if not self.pairs:
             return
         table = pa.table({name: [getattr(p, name) for p in self.pairs] for name in _PAIR_FIELDS})
+        ratios = [p for p in self.pairs if p.kind == "ratio"]
+        if ratios:
+            folds = (len(contexts) - 1) // 2
+            self.scales = load_scales(shards, pa.table({
+                name: [getattr(p, name) for p in ratios] for name in _PAIR_FIELDS}),
+                survey, folds)  # fmt: skip
         client.register("_tm_pair_rows", concat(shards.map(pair_stats, table, survey,
                                                            label="relations")))  # fmt: skip
         try:
@@ -375,6 +511,8 @@ class Relations:
         if found is None:
             return Measure()
         pid, columns = found
+        if contract.kind == Kind.RATIO:
+            return self.scales.measure(pid, contract, ctx)
         counts = ctx.relations.get(pid)
         if counts is None:
             return Measure()

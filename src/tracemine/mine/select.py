@@ -305,12 +305,14 @@ def build_evidence(
 
 TAIL_KINDS = frozenset({
     Kind.RANGE, Kind.LENGTH, Kind.POSITIVE, Kind.UNIQUE, Kind.ONE_OF, Kind.CONST,
-    Kind.PATTERN, Kind.LE, Kind.LT,
+    Kind.PATTERN, Kind.LE, Kind.LT, Kind.SHARES_TOKEN, Kind.RATIO,
 })  # fmt: skip
 """Kinds a fresh task breaks with a value the mined ones never showed: a new extreme, a
-zero, a repeat, a new category, two numbers in the other order. (``non_negative`` is not
+zero, a repeat, a new category, two numbers in the other order, a query whose answer
+shares none of its words, a new ratio. (``non_negative`` is not
 one: a negative amount is a fault far more often than a new value; and an order between
-a list's length and a count, ``len(result.items) <= args.limit``, is the tool's promise.)"""
+a list's length and a count, ``len(result.items) <= args.limit``, is the tool's promise,
+and so is ``page_full``, that a page holds what the limit and the count allow.)"""
 TAIL_WEIGHT = 0.25
 """A tail kind seen to hold on m tasks is priced at least ``TAIL_WEIGHT / (m + 2)``: a
 quarter of Laplace's rule of succession. Family pooling alone predicted 0.05% for ranges

@@ -13,6 +13,13 @@ that checks it live in their own stages. Parameters by kind (``params``):
     const       {"value": v}
     sum_equals  {"tolerance": t}                paths: [sum(...), total]
     equals/le/lt/member/subset                   paths: [left, right]
+    shares_token {}                             paths: [result string, args string]
+                the result's string has a word of the argument's (case, punctuation
+                and separators aside: ``Gare de Lyon`` and ``Paris-Gare-de-Lyon``)
+    ratio       {"ratio": r, "tolerance": t}     paths: [x, y]; x / y within r·(1 ± t)
+    page_full   {"start": path?, "page": path?}  paths: [len(list), count, limit]; the list
+                holds min(limit, count - start) items, ``start`` an offset argument or
+                ``(page - 1) · limit`` from a 1-based page argument, else 0
     requires_prior {"tool": A, "same": ["args.order_id", "args.order_id"]?}   (run)
     provenance  {"from_tool": A, "from_path": "result.total_cents"}   paths: [this arg] (run)
     bounded_by  {"from_tool": A, "from_path": "result.total_cents"}   paths: [this arg] (run)
@@ -73,6 +80,9 @@ class Kind(StrEnum):
     SUM_EQUALS = "sum_equals"
     MEMBER = "member"
     SUBSET = "subset"
+    SHARES_TOKEN = "shares_token"
+    RATIO = "ratio"
+    PAGE_FULL = "page_full"
     # run-level
     COMPLETENESS = "completeness"
     REQUIRES_PRIOR = "requires_prior"
@@ -89,8 +99,9 @@ RUN_KINDS = frozenset(
      Kind.EXPECTED_TOOLS}
 )  # fmt: skip
 RELATIONAL_KINDS = frozenset(
-    {Kind.EQUALS, Kind.LE, Kind.LT, Kind.SUM_EQUALS, Kind.MEMBER, Kind.SUBSET}
-)
+    {Kind.EQUALS, Kind.LE, Kind.LT, Kind.SUM_EQUALS, Kind.MEMBER, Kind.SUBSET,
+     Kind.SHARES_TOKEN, Kind.RATIO, Kind.PAGE_FULL}
+)  # fmt: skip
 
 
 class Side(StrEnum):
@@ -274,6 +285,13 @@ KIND_RULES: dict[Kind, _Rule] = {
         "forbidden": {"type": "array", "items": {"type": "string"}}}}),
     Kind.COMPLETENESS: ((0, None), {}),
     Kind.SCHEMA: ((1, 1), _needs("schema", {"type": "object"})),
+    Kind.SHARES_TOKEN: (_PAIR, {}),
+    Kind.RATIO: (_PAIR, {"required": ["ratio", "tolerance"], "properties": {
+        "ratio": {"type": "number", "not": {"const": 0}},
+        "tolerance": {"type": "number", "minimum": 0}}}),
+    Kind.PAGE_FULL: ((3, 3), {"properties": {
+        "start": {"type": "string"}, "page": {"type": "string"}},
+        "not": {"required": ["start", "page"]}}),
 }  # fmt: skip
 for _kind in (Kind.PRESENT, Kind.NOT_NULL, Kind.NON_NEGATIVE, Kind.POSITIVE, Kind.NON_EMPTY,
               Kind.UNIQUE):  # fmt: skip
@@ -356,7 +374,7 @@ def contract_id(contract: Contract) -> str:
     identity_key = _SHAPE_VALUE_KINDS.get(contract.kind)
     if identity_key:
         params_shape[identity_key] = contract.params.get(identity_key)
-    if contract.kind in (Kind.REQUIRES_PRIOR, Kind.PROVENANCE, Kind.BOUNDED_BY):
+    if contract.kind in (Kind.REQUIRES_PRIOR, Kind.PROVENANCE, Kind.BOUNDED_BY, Kind.PAGE_FULL):
         params_shape = {k: contract.params.get(k) for k in sorted(contract.params)}
     if contract.kind == Kind.EXPECTED_TOOLS:
         params_shape = {"family": contract.params.get("family")}

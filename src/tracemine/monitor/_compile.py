@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracemine.model.paths import MISSING, Path, parse
-from tracemine.monitor._load import Spec
+from tracemine.monitor._load import VOCABULARY, Spec
 from tracemine.monitor._predicates import (
     NUMBERS,
     NotEvaluated,
@@ -21,6 +21,7 @@ from tracemine.monitor._predicates import (
     bulk_predicate,
     unary_predicate,
 )
+from tracemine.monitor._tokens import tokens
 from tracemine.monitor._values import (
     NOTHING,
     Limits,
@@ -233,6 +234,80 @@ def _relational(spec: Spec) -> tuple[Check, str]:
     return pairs, expected
 
 
+def _one(get: Callable[[Any, Any], Any], path: Path, a: Any, r: Any) -> Any:
+    v = get(a, r)
+    if v is MISSING or v is NOTHING:
+        raise NotEvaluated(f"{path.text} is absent")
+    return v
+
+
+def _vocabulary(spec: Spec) -> tuple[Check, str]:
+    """``shares_token``, ``ratio`` and ``page_full``: one value on each side, read once."""
+    paths = spec.paths
+    gets = [getter(p)[0] for p in paths]
+    if spec.kind == "shares_token":
+        (left, right), (lget, rget) = paths, gets
+        expected = f"{left.text} shares a word with {right.text}"
+
+        def shares(a: Any, r: Any) -> Fail | None:
+            x, y = _one(lget, left, a, r), _one(rget, right, a, r)
+            if not (isinstance(x, str) and isinstance(y, str)):
+                raise NotEvaluated("not two strings")
+            asked = tokens(y)
+            if not asked:
+                raise NotEvaluated(f"{right.text} has no word to look for")
+            if asked.isdisjoint(tokens(x)):
+                return Fail(x, left, None, f"{preview(x, 60)} has no word of {preview(y, 60)}")
+            return None
+
+        return shares, expected
+    if spec.kind == "ratio":
+        (left, right), (lget, rget) = paths, gets
+        ratio, tolerance = float(spec.params["ratio"]), float(spec.params["tolerance"])
+        low, high = sorted((ratio / (1 + tolerance), ratio * (1 + tolerance)))
+        expected = f"{left.text} / {right.text} in [{low:.6g}, {high:.6g}]"
+
+        def scaled(a: Any, r: Any) -> Fail | None:
+            x, y = _one(lget, left, a, r), _one(rget, right, a, r)
+            if not (is_number(x) and is_number(y)):
+                raise NotEvaluated("not two numbers")
+            if y == 0:
+                raise NotEvaluated(f"{right.text} is 0")
+            q = x / y
+            if low <= q <= high:
+                return None
+            return Fail(x, left, None, f"{preview(x, 60)} is {q:.6g} × {preview(y, 60)}")
+
+        return scaled, expected
+    size, count, limit = paths
+    sget, cget, xget = gets
+    start_text, page_text = spec.params.get("start"), spec.params.get("page")
+    offset = parse(start_text or page_text) if (start_text or page_text) else None
+    oget = getter(offset)[0] if offset is not None else None
+    expected = f"{size.text} == min({limit.text}, {count.text}"
+    expected += f" - {offset.text})" if start_text else (
+        f" - ({offset.text} - 1) × {limit.text})" if page_text else ")")  # fmt: skip
+
+    def full(a: Any, r: Any) -> Fail | None:
+        n, total, most = (_one(g, p, a, r) for g, p in zip((sget, cget, xget), paths, strict=True))
+        if not (is_number(n) and is_number(total) and is_number(most)):
+            raise NotEvaluated("length, count or limit is not a number")
+        at = oget(a, r) if oget is not None else MISSING
+        at = at if is_number(at) else None
+        if start_text:
+            start = at or 0
+        elif page_text:
+            start = ((at if at is not None else 1) - 1) * most
+        else:
+            start = 0
+        want = max(min(most, total - start), 0)
+        if n == want:
+            return None
+        return Fail(n, size, None, f"{n} items where the page holds {want:g}")
+
+    return full, expected
+
+
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "<": lambda v, w: v < w, "<=": lambda v, w: v <= w,
     ">": lambda v, w: v > w, ">=": lambda v, w: v >= w,
@@ -278,6 +353,8 @@ def compile_call_contract(spec: Spec) -> Compiled:
     """Compile a unary or relational contract; :class:`ContractLoadError` if it cannot be."""
     if spec.kind in ("equals", "le", "lt", "sum_equals", "member", "subset"):
         test, expected = _relational(spec)
+    elif spec.kind in VOCABULARY:
+        test, expected = _vocabulary(spec)
     else:
         if spec.kind in ("present", "unique"):
             pred, expected = None, ("present" if spec.kind == "present" else "unique values")
@@ -298,4 +375,6 @@ def compile_call_contract(spec: Spec) -> Compiled:
 
     when = compile_when(spec.when) if spec.when else None
     reads = [*spec.paths, *([parse(spec.when["path"])] if spec.when else [])]
+    reads += [parse(spec.params[k]) for k in ("start", "page")
+              if spec.kind == "page_full" and spec.params.get(k)]  # fmt: skip
     return Compiled(spec, expected, test, when, any(p.root == "result" for p in reads))

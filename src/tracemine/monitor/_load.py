@@ -22,6 +22,8 @@ UNARY = frozenset(
      "length", "format", "pattern", "unique", "const")
 )  # fmt: skip
 RELATIONAL = frozenset(("equals", "le", "lt", "sum_equals", "member", "subset"))
+VOCABULARY = frozenset(("shares_token", "ratio", "page_full"))
+"""Relations of a call's values read one value each: a word in common, a ratio, a page."""
 RUN_LEVEL = frozenset(
     ("completeness", "requires_prior", "provenance", "bounded_by", "call_cap", "expected_tools")
 )
@@ -120,7 +122,7 @@ def _read_spec(item: Any, where: str) -> Spec:
     where = f"{where} ({cid})"
     if not isinstance(tool, str) or not tool:
         raise ContractLoadError(f"{where}: 'tool' must be a non-empty string")
-    if not isinstance(kind, str) or kind not in UNARY | RELATIONAL | RUN_LEVEL | WHOLE:
+    if not isinstance(kind, str) or kind not in UNARY | RELATIONAL | VOCABULARY | RUN_LEVEL | WHOLE:
         raise ContractLoadError(f"{where}: unknown kind {kind!r}")
     side = item.get("side")
     if side not in ("args", "result", "run"):
@@ -185,6 +187,23 @@ def _check_params(kind: str, params: dict[str, Any], paths: tuple[Path, ...], wh
         need(len(paths) >= 1, "needs at least one path")
     if kind in RELATIONAL:
         need(len(paths) == 2, "needs exactly two paths [left, right]")
+    if kind in ("shares_token", "ratio"):
+        need(len(paths) == 2 and not any(p.has_wildcard for p in paths),
+             "needs exactly two paths [left, right], neither under a wildcard")  # fmt: skip
+    if kind == "ratio":
+        ratio, tolerance = params.get("ratio"), params.get("tolerance")
+        need(_num(ratio) and ratio != 0, "needs params.ratio as a number other than 0")
+        need(_num(tolerance) and tolerance >= 0, "needs params.tolerance >= 0")
+    if kind == "page_full":
+        need(
+            len(paths) == 3 and not any(p.has_wildcard for p in paths),
+            "needs exactly three paths [len(list), count, limit], none under a wildcard",
+        )
+        offsets = [params[k] for k in ("start", "page") if params.get(k) is not None]
+        need(len(offsets) <= 1 and all(isinstance(o, str) for o in offsets),
+             "takes at most one of params.start and params.page, as a path")  # fmt: skip
+        for text in offsets:
+            _path(text, where)
     if kind == "schema":
         need(len(paths) == 1 and not paths[0].steps and paths[0].function is None,
              "needs exactly one path, the side's root (args or result)")  # fmt: skip

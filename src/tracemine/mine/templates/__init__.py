@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracemine.mine.context import MineContext
-from tracemine.mine.templates import conditional, relational, strings, unary
+from tracemine.mine.templates import conditional, relational, scales, strings, unary
 from tracemine.model.contract import Contract
 
 Template = Callable[[MineContext], list[Contract]]
@@ -25,6 +25,7 @@ TEMPLATES: tuple[Template, ...] = (
     strings.formats,
     strings.patterns,
     relational.relations,
+    scales.ratios,
     conditional.conditions,
 )
 

@@ -25,6 +25,10 @@ def relations(ctx: MineContext) -> list[Contract]:
         if not counts or not counts["checked"] or counts["tasks"] < ctx.min_support:
             continue
         held = [o for o in options(pair) if not sum(counts[c] for c in o[2])]
+        if pair.kind == "tok" and counts["v2"] == counts["checked"]:
+            continue  # the same string every time: an echo, which ``equals`` says
+        if pair.kind == "page" and not counts["v2"]:
+            continue  # no page was cut by the limit: len == count says it all
         if any(kind == Kind.EQUALS for kind, *_ in held):
             held = [o for o in held if o[0] == Kind.EQUALS]
         seen: set[tuple[str, ...]] = set()
