@@ -38,7 +38,9 @@ def _known(name: str, known: dict[str, tuple[Path, bool]]) -> str | None:
     return name or None
 
 
-def imports_of(name: str, path: Path, is_package: bool, known: dict[str, tuple[Path, bool]]) -> set[str]:
+def imports_of(
+    name: str, path: Path, is_package: bool, known: dict[str, tuple[Path, bool]]
+) -> set[str]:
     """The modules of ``known`` that ``name`` imports anywhere in its source."""
     top = next(iter(known)).split(".")[0]
     package = name if is_package else name.rpartition(".")[0]
