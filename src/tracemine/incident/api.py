@@ -36,7 +36,7 @@ from tracemine.ingest.store import connect
 from tracemine.mine import mine
 from tracemine.model.contract import RELATIONAL_KINDS, RUN_KINDS, Contract, Kind, Side
 from tracemine.monitor import Monitor, RunReplay, replay
-from tracemine.trials import is_nominal
+from tracemine.monitor.trials import is_nominal
 
 ALTERNATIVES = 5
 _BOUNDS = frozenset({Kind.RANGE, Kind.LENGTH, Kind.NON_NEGATIVE, Kind.POSITIVE})

@@ -13,7 +13,7 @@ from typing import Any
 
 import duckdb
 
-from tracemine import collector
+from tracemine import _gc
 from tracemine.errors import InputError, UnknownFormatError
 from tracemine.ingest import store
 from tracemine.ingest.detect import detect_format, reader_for
@@ -74,7 +74,7 @@ def ingest_file(
         # the file counts as stored only once its ``ingests`` row is committed, with its
         # runs, in the last transaction. Until then its rows are unfinished: removed here
         # on any error, and by ``store.connect`` if the process died.
-        with collector.paused():
+        with _gc.paused():
             report = writer.run(path, size, progress, first_line)
         if forced and report.units_read and not report.calls:
             refused = _forced_in_vain(path, source_file, name, report)
