@@ -38,7 +38,7 @@ test-heavy: $(STAMP) browser
 	$(BIN)/python -m pytest -n 2 --dist worksteal
 
 demo: $(STAMP)
-	$(BIN)/python -m tracemine.demo
+	$(BIN)/python -m tracemine.cli._demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

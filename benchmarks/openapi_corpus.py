@@ -30,7 +30,7 @@ from typing import Any
 
 from _results import Run, headline
 
-from tracemine import collector
+from tracemine import _gc
 from tracemine.openapi import SpecError, load_spec
 from tracemine.openapi.declared import Coverage, operation_facts, to_contract
 from tracemine.openapi.load import Spec
@@ -85,7 +85,7 @@ def run_one(path: str) -> dict[str, Any]:
     try:
         # as declared_contracts does; the document is dropped before the collector is back
         # on, which would otherwise sweep all of it once more
-        with collector.paused():
+        with _gc.paused():
             out.update(_extract(path, coverage))
     except SpecError as exc:
         out["error"] = str(exc).splitlines()[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import tracemine
 
@@ -33,9 +34,21 @@ def test_importing_tracemine_loads_no_heavy_library() -> None:
 
 def test_public_functions_win_over_same_named_stages() -> None:
     code = (
-        "import tracemine.ingest.store, tracemine.mine.api, tracemine.check, tracemine.evaluate; "
+        "import tracemine.ingest.store, tracemine.mine.api, tracemine.gate, tracemine.evaluate; "
         "import tracemine; from tracemine import ingest, mine, check, evaluate, simulate; "
         "print(all(callable(f) for f in (ingest, mine, check, evaluate, simulate)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_every_top_level_module_is_a_stage_or_the_shared_base() -> None:
+    """The package's top level holds its stages (folders), the public API and the base
+    every stage shares (errors, files written whole, the paused collector); a module
+    anywhere else belongs in a stage."""
+    root = Path(tracemine.__file__).parent
+    modules = sorted(p.stem for p in root.glob("*.py"))
+    assert modules == ["__init__", "__main__", "_atomic", "_gc", "errors"]
+    from tracemine import gate
+
+    assert tracemine.check is gate.check

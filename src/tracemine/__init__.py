@@ -7,7 +7,7 @@ process pulls in neither DuckDB nor polars. Everything not in ``__all__`` is int
 >>> report = tracemine.ingest(["traces.jsonl"], "traces.duckdb")  # doctest: +SKIP
 
 Some public functions share their name with the stage package that holds them
-(``tracemine.ingest``, ``mine``, ``check``, ``evaluate``, ``simulate``): on this module the
+(``tracemine.ingest``, ``mine``, ``evaluate``, ``simulate``): on this module the
 name always means the function. Reach a stage's modules with ``from tracemine.ingest
 import store``, not ``import tracemine.ingest.store as store``.
 """
@@ -87,7 +87,7 @@ _EXPORTS = {
     "Monitor": "tracemine.monitor",
     "Receipt": "tracemine.monitor",
     "RunVerdict": "tracemine.monitor",
-    "check": "tracemine.check",
+    "check": "tracemine.gate",
     # record, replay, incidents
     "Recorder": "tracemine.replay",
     "Player": "tracemine.replay",

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tracemine.check import LABELS, label_run
 from tracemine.cli import app
+from tracemine.gate import LABELS, label_run
 from tracemine.ingest import read_traces
 from tracemine.monitor import Monitor, read_document, replay
 

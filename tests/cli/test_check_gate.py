@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tracemine.check import check
 from tracemine.errors import InputError
+from tracemine.gate import check
 from tracemine.model.contract import Contract, ContractFile
 
 CALLS = [

@@ -1,4 +1,4 @@
-"""`tracemine evaluate` and `python -m tracemine.demo` as a user runs them: subprocesses."""
+"""`tracemine evaluate` and `python -m tracemine.cli._demo` as a user runs them: subprocesses."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_evaluate_refuses_two_sources(tmp_path: Path) -> None:
 def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "mined_contracts"
     result = subprocess.run(
-        [sys.executable, "-m", "tracemine.demo", "--data", str(ROOT / "data"), "--out", str(out)],
+        [sys.executable, "-m", "tracemine.cli._demo", "--data", str(ROOT / "data"), "--out", str(out)],
         capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=900,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tracemine.check import check
 from tracemine.cli import app
 from tracemine.errors import InputError
+from tracemine.gate import check
 from tracemine.ingest import read_traces
 from tracemine.model.contract import ContractFile
 

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from tracemine.errors import InputError, StoreError, TaskKeyError, UnknownFormatError
-from tracemine.ingest import ingest, pipeline, stats, store
+from tracemine.ingest import ingest, runs, stats, store, writer
 from tracemine.ingest.pipeline import read_traces
 from tracemine.ingest.readers.flat import FlatReader
 
@@ -143,14 +143,14 @@ def test_unpaired_surrogates_and_oversized_integers_are_stored(tmp_path: Path) -
 
 
 def test_a_call_that_cannot_be_written_is_quarantined(tmp_path: Path, monkeypatch) -> None:
-    real = pipeline.dumps
+    real = writer.dumps
 
     def refusing(value):
         if value == {"boom": 1}:
             raise ValueError("value nested too deeply to store")
         return real(value)
 
-    monkeypatch.setattr(pipeline, "dumps", refusing)
+    monkeypatch.setattr(writer, "dumps", refusing)
     lines = _calls(3, task="t")
     lines[1]["result"] = {"boom": 1}
     report = ingest([_write(tmp_path / "a.jsonl", lines)], tmp_path / "s.duckdb")
@@ -263,8 +263,8 @@ def test_runs_set_aside_past_the_memory_bound_merge_as_if_kept(tmp_path: Path, m
     src = _write(tmp_path / "runs.jsonl", lines)
     sql = "SELECT run_id, task_id, task_id_source, metadata FROM runs ORDER BY run_id"
     ingest([src], tmp_path / "kept.duckdb")
-    monkeypatch.setattr(pipeline, "RUNS_IN_MEMORY", 3)
-    monkeypatch.setattr(pipeline, "BATCH_CALLS", 5)
+    monkeypatch.setattr(runs, "RUNS_IN_MEMORY", 3)
+    monkeypatch.setattr(writer, "BATCH_CALLS", 5)
     report = ingest([src], tmp_path / "staged.duckdb")
     assert report.files[0].runs == 7
     kept, staged = _table(tmp_path / "kept.duckdb", sql), _table(tmp_path / "staged.duckdb", sql)
@@ -288,8 +288,8 @@ def test_values_flattened_beside_the_reader_match_a_single_pass(
            "FROM json_values v JOIN calls c USING (call_key) ORDER BY ALL")  # fmt: skip
     capped = "SELECT call_id FROM calls WHERE list_contains(anomalies, 'values_capped') ORDER BY 1"
     ingest([src], tmp_path / "one.duckdb")
-    monkeypatch.setattr(pipeline, "FLATTEN_CALLS", 7)
-    monkeypatch.setattr(pipeline, "BATCH_CALLS", 3)
+    monkeypatch.setattr(writer, "FLATTEN_CALLS", 7)
+    monkeypatch.setattr(writer, "BATCH_CALLS", 3)
     ingest([src], tmp_path / "many.duckdb")
     single = _table(tmp_path / "one.duckdb", sql)
     assert len(single) > 1000
@@ -310,13 +310,13 @@ def test_wide_results_are_written_and_flattened_by_bytes(tmp_path: Path, monkeyp
     sql = "SELECT call_key, side, path, jtype, num, str, len, idx FROM json_values ORDER BY ALL"
     ingest([src], tmp_path / "one.duckdb")
     batches, ranges = [], []
-    append, submit = store.append, pipeline._Flattener.submit
-    monkeypatch.setattr(pipeline, "BATCH_BYTES", 20_000)
-    monkeypatch.setattr(pipeline, "FLATTEN_BYTES", 30_000)
+    append, submit = store.append, writer.Flattener.submit
+    monkeypatch.setattr(writer, "BATCH_BYTES", 20_000)
+    monkeypatch.setattr(writer, "FLATTEN_BYTES", 30_000)
     monkeypatch.setattr(store, "append", lambda con, table, columns: (
         batches.append(len(columns["call_key"])) if table == "calls" else None,
         append(con, table, columns)))  # fmt: skip
-    monkeypatch.setattr(pipeline._Flattener, "submit", lambda self, first, last: (
+    monkeypatch.setattr(writer.Flattener, "submit", lambda self, first, last: (
         ranges.append(last - first + 1), submit(self, first, last)))  # fmt: skip
     ingest([src], tmp_path / "bytes.duckdb")
     assert sum(batches) == 120 and len(batches) > 3 and max(batches) < 40
@@ -327,8 +327,8 @@ def test_wide_results_are_written_and_flattened_by_bytes(tmp_path: Path, monkeyp
 def test_a_flatten_failure_leaves_nothing_behind(tmp_path: Path, monkeypatch) -> None:
     db = tmp_path / "s.duckdb"
     ingest([_write(tmp_path / "a.jsonl", _calls(3, task="t"))], db)
-    monkeypatch.setattr(pipeline, "FLATTEN_CALLS", 10)
-    monkeypatch.setattr(pipeline, "BATCH_CALLS", 10)
+    monkeypatch.setattr(writer, "FLATTEN_CALLS", 10)
+    monkeypatch.setattr(writer, "BATCH_CALLS", 10)
     monkeypatch.setattr(store, "mark_capped_sql", lambda: "SELECT no_such_column FROM calls")
     with pytest.raises(duckdb.Error):
         ingest([_write(tmp_path / "b.jsonl", _calls(100, run="run-b", task="t"))], db)
@@ -337,9 +337,9 @@ def test_a_flatten_failure_leaves_nothing_behind(tmp_path: Path, monkeypatch) ->
 
 _KILLED_MID_FILE = """
 import os, sys
-from tracemine.ingest import pipeline
+from tracemine.ingest import pipeline, writer
 from tracemine.ingest.readers.flat import FlatReader
-pipeline.BATCH_CALLS = 10
+writer.BATCH_CALLS = 10
 original = FlatReader.feed
 def feed(self, unit, line, out):
     if line == 150:  # batches are committed by now; the process dies without cleaning up

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tracemine.check import check
+from tracemine.gate import check
 from tracemine.ingest import ingest
 from tracemine.mine import mine
 from tracemine.model.contract import Contract, ContractFile, Kind, load_contracts, save_contracts

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from test_trajectory import mined_suite
 
-from tracemine.check import check
 from tracemine.faults import FaultRecord, inject
+from tracemine.gate import check
 from tracemine.ingest import read_traces
 from tracemine.model.contract import ContractFile, Kind
 from tracemine.monitor import Monitor, RunReplay, replay

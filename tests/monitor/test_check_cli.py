@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from monitor_contracts import contract
 
-from tracemine.check import check
+from tracemine.gate import check
 from tracemine.model.contract import ContractFile, ContractStatus
 
 ORDER = {"order_id": "#W0000001", "items": [{"sku": "a", "qty": 1}], "total": 12.5}

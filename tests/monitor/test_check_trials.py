@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from monitor_contracts import contract
 
-from tracemine.check import check, junit_xml
+from tracemine.gate import check, junit_xml
 
 ORDER = {"order_id": "#W1", "items": [{"sku": "a"}], "total": 12.5}
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tracemine.check import check
 from tracemine.faults import inject
+from tracemine.gate import check
 from tracemine.ingest import ingest, read_traces
 from tracemine.mine import mine
 from tracemine.monitor import Monitor, replay

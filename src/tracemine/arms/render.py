@@ -5,7 +5,7 @@ from __future__ import annotations
 import html as _html
 from typing import Any
 
-from tracemine.check import LABELS
+from tracemine.gate import LABELS
 
 COLOURS = {
     "complete-correct": "#2e7d32",

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from tracemine.arms.loop import ARMS, CLEAN
-from tracemine.check import LABELS, label_run
 from tracemine.errors import InputError
 from tracemine.evaluate.model import wilson
+from tracemine.gate import LABELS, label_run
 from tracemine.ingest import read_traces
 from tracemine.monitor import Monitor, RunReplay, read_document, replay
 

@@ -6,7 +6,7 @@ from rich.markup import escape
 
 from tracemine.cli._common import console
 from tracemine.cli._fit import Column, fit, left_out
-from tracemine.trials import TrialsReport
+from tracemine.gate import TrialsReport
 
 _EXAMPLES_SHOWN = 2
 CONTRACT_COLUMNS = (  # a contract in a table: at 80 columns the path keeps its width

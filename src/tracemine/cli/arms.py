@@ -149,7 +149,7 @@ def _agent(
 
 
 def render(report: dict[str, Any], out: Path) -> None:
-    from tracemine.check import LABELS
+    from tracemine.gate import LABELS
 
     compact = {
         "complete-correct": "compl.\ncorrect",

@@ -10,7 +10,6 @@ import typer
 from rich.markup import escape
 
 from tracemine._atomic import write_atomic
-from tracemine.check import CheckReport, check, junit_xml
 from tracemine.cli._common import (
     JsonOption,
     ReaderOption,
@@ -24,6 +23,7 @@ from tracemine.cli._fit import Column, fit, left_out
 from tracemine.cli._progress import QuietOption, Stages
 from tracemine.cli._trials import CONTRACT_COLUMNS, render_trials
 from tracemine.cli.ingest import ErrorPatternOption
+from tracemine.gate import CheckReport, check, junit_xml
 
 ORDER = 40
 

@@ -4,6 +4,7 @@ from the known-good ones, written as a contract fragment and a pytest module
 
 from __future__ import annotations
 
-from tracemine.incident.api import IncidentReport, Separating, incident
+from tracemine.incident.api import incident
+from tracemine.incident.report import IncidentReport, Separating
 
 __all__ = ["IncidentReport", "Separating", "incident"]

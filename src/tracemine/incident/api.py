@@ -27,17 +27,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from tracemine.errors import InputError, StoreError
 from tracemine.incident.gaps import find_gaps
 from tracemine.incident.outputs import write_outputs
+from tracemine.incident.report import IncidentReport, Separating
 from tracemine.ingest import read_traces
 from tracemine.ingest.store import connect
 from tracemine.mine import mine
 from tracemine.model.contract import RELATIONAL_KINDS, RUN_KINDS, Contract, Kind, Side
 from tracemine.monitor import Monitor, RunReplay, replay
-from tracemine.trials import is_nominal
+from tracemine.monitor.trials import is_nominal
 
 ALTERNATIVES = 5
 _BOUNDS = frozenset({Kind.RANGE, Kind.LENGTH, Kind.NON_NEGATIVE, Kind.POSITIVE})
@@ -64,42 +63,6 @@ FAMILIES = ("run-level", "relational", "bound on an argument", "bound on a resul
 def claim(kind: Kind | str) -> int:
     """How much a contract of ``kind`` claims of known-good runs: 0 least (:data:`CLAIMS`)."""
     return next((i for i, (_, kinds) in enumerate(CLAIMS) if kind in kinds), len(CLAIMS) - 1)
-
-
-class Separating(BaseModel):
-    contract_id: str
-    tool: str
-    kind: str
-    paths: list[str]
-    description: str
-    tasks: int = Field(description="known-good tasks that support it")
-    observed: str = Field(description="what the failing run showed")
-    claim: str = Field("", description="what it claims of every known-good run")
-    why_not: str = Field("", description="for an alternative: why it was not written")
-
-
-class IncidentReport(BaseModel):
-    """What ``incident`` found and wrote."""
-
-    name: str
-    trace: str
-    run_id: str
-    db: str
-    out: str
-    vocabulary: int = Field(description="contracts fitted on the known-good runs")
-    nominal_runs: int
-    nominal_tasks: int
-    alarming_on_nominal: int = Field(description="fitted contracts some known-good run breaks")
-    violated: int = Field(description="fitted contracts the failing run breaks")
-    separating: list[Separating] = Field(default_factory=list, description="written")
-    alternatives: list[Separating] = Field(default_factory=list)
-    missing_vocabulary: list[str] = Field(
-        default_factory=list,
-        description="when nothing separates: relations that would have, and what the "
-        "vocabulary or mining lacks to say them",
-    )
-    control_runs: list[str] = Field(default_factory=list)
-    files: list[str] = Field(default_factory=list)
 
 
 def _rank(contract: Contract, failing: Sequence[Mapping[str, Any]]) -> tuple[Any, ...]:

@@ -6,9 +6,10 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tracemine._atomic import write_atomic
+from tracemine.incident.report import IncidentReport
 from tracemine.model.contract import (
     Contract,
     ContractFile,
@@ -17,9 +18,6 @@ from tracemine.model.contract import (
     save_contracts,
 )
 from tracemine.replay import Cassette
-
-if TYPE_CHECKING:
-    from tracemine.incident.api import IncidentReport
 
 LABEL = "incident"
 _RECORD_FIELDS = ("run_id", "task_id", "seq", "call_id", "result_call_id", "tool", "arguments",

@@ -15,12 +15,28 @@ the statement; the names are joined back on the few rows that remain.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tracemine.ingest.store import sql_string
 
-if TYPE_CHECKING:
-    from tracemine.mine.profile import Part, Survey
+
+class Survey(Protocol):
+    """What a listing reads of :class:`tracemine.mine.profile.Survey`: which paths' values
+    are listed and which paths' strings are shaped. (The profile builds listings, so
+    this module names only what it needs, not the profile's types.)"""
+
+    @property
+    def listed(self) -> frozenset[str]: ...
+    @property
+    def shaped(self) -> frozenset[str]: ...
+
+
+class Part(Protocol):
+    """What a listing reads of :class:`tracemine.mine.profile.Part`: its relations."""
+
+    def calls(self) -> str: ...
+    def values(self) -> str: ...
+
 
 VALUES_PER_TASK = 32
 """Distinct values (and shapes) kept per tool, path and task; more marks the path open."""

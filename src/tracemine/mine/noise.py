@@ -6,7 +6,7 @@ fares from one run of the task to the next. Each kept contract is replayed throu
 monitor, in the version proposed on the other folds, on the runs of every held-out task
 with two or more nominal runs; a run *violated* it when any call (or the run) did, and
 *held* it when the contract was evaluated there and never violated. As for
-``check --trials`` (:mod:`tracemine.trials`), ``flip_rate`` is the share of pairs of
+``check --trials`` (:mod:`tracemine.gate.trials`), ``flip_rate`` is the share of pairs of
 trials of one task whose verdicts differ, and ``flipped_tasks`` the tasks whose trials
 disagree. Run-level contracts are replayed with their final parameters: the fold
 versions of their fitted parameters (a call cap) are not kept.
@@ -29,7 +29,7 @@ from tracemine.mine.crossfit import Candidate
 from tracemine.mine.shards import Shards
 from tracemine.model.contract import RUN_KINDS, Contract, ContractStatus
 from tracemine.monitor import ContractLoadError, Monitor, replay
-from tracemine.trials import Flips, flips, verdicts
+from tracemine.monitor.trials import Flips, flips, verdicts
 
 MAX_TASKS = 400
 """Tasks with two or more nominal runs replayed, at most."""

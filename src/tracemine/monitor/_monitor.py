@@ -20,6 +20,7 @@ from tracemine.monitor._load import read_contracts as _read
 from tracemine.monitor._receipt import Receipt, RunVerdict, Unevaluated, Violation
 from tracemine.monitor._run import CallEntry, Run, RunCheck, compile_run_contract
 from tracemine.monitor._values import NOTHING, TooLarge, json_type, locate, preview, redact
+from tracemine.monitor.hooks import guard
 
 _OK_STATUSES = (None, "ok", "unknown")
 _SLOW = object()
@@ -342,8 +343,6 @@ class Monitor:
 
     def guard(self, tool: str | None = None, **options: Any) -> Callable[..., Any]:
         """Decorator for a Python tool function; see :func:`tracemine.monitor.hooks.guard`."""
-        from tracemine.monitor.hooks import guard
-
         return guard(self, tool, **options)
 
 

@@ -20,16 +20,31 @@ import inspect
 from collections import deque
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol
 
 from tracemine.model.result import result_value
-from tracemine.monitor._monitor import Monitor
 from tracemine.monitor._receipt import Receipt
 from tracemine.monitor._run import Run
 
 _KEEP = 100
 _last: ContextVar[Receipt | None] = ContextVar("tracemine_last_receipt", default=None)
 RunSource = Run | Callable[[], Run | None] | None
+
+
+class Checker(Protocol):
+    """What a hook needs of a :class:`~tracemine.monitor.Monitor`: its ``check``. The
+    hooks take the monitor as an argument and never build one, so they name only this."""
+
+    def check(
+        self,
+        tool: str,
+        arguments: Any,
+        result: Any,
+        *,
+        call_id: str | None = None,
+        run: Run | None = None,
+        status: str | None = "ok",
+    ) -> Receipt: ...
 
 
 def last_receipt() -> Receipt | None:
@@ -96,7 +111,7 @@ def described(fn: Callable[..., Any], tool: str | None) -> tuple[str, inspect.Si
 
 
 def guard(
-    monitor: Monitor,
+    monitor: Checker,
     tool: str | None = None,
     *,
     run: RunSource = None,
@@ -201,7 +216,7 @@ class MonitoredSession:
     def __init__(
         self,
         session: Any,
-        monitor: Monitor,
+        monitor: Checker,
         *,
         run: RunSource = None,
         on_receipt: Callable[[Receipt], Any] | None = None,

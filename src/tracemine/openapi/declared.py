@@ -23,7 +23,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracemine import collector
+from tracemine import _gc
 from tracemine.model.contract import Contract, ContractStatus, Decision, Kind, Side, Source
 from tracemine.model.paths import format_path
 from tracemine.monitor import pattern_refusal
@@ -151,7 +151,7 @@ def declared_contracts(spec: Spec, tools: dict[str, Operation] | None = None) ->
     if tools is None:
         tools = {op.key: op for op in spec.operations if op.operation_id or op.tool}
     contracts: list[Contract] = []
-    with collector.paused():
+    with _gc.paused():
         for tool, op in tools.items():
             if op.spec != spec.source:
                 continue

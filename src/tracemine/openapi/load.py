@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracemine import collector
+from tracemine import _gc
 from tracemine.openapi.operations import Operation, Param, openapi_operations
 from tracemine.openapi.refs import Loc, Refs, SpecError, read_document
 
@@ -44,7 +44,7 @@ def load_spec(source: str | Path | dict[str, Any] | list[Any], *, name: str | No
     result; the tool is named after the file). Raises :class:`SpecError` naming the file
     (and pointer) when the document cannot be used.
     """
-    with collector.paused():
+    with _gc.paused():
         if isinstance(source, dict | list):
             document: Any = source
             label = name or "<document>"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracemine import collector
+from tracemine import _gc
 from tracemine.model.contract import Contract, ContractFile, load_contracts, save_contracts
 from tracemine.openapi.declared import operation_facts, to_contract
 from tracemine.openapi.load import Spec, load_spec
@@ -57,7 +57,7 @@ def merge_files(
         tool_map = map_tools(loaded, sorted(tools) if tools is not None else None, mapping)
         owner = {id(op): spec for spec in loaded for op in spec.operations}
         declared: list[Contract] = []
-        with collector.paused():
+        with _gc.paused():
             for tool, op in tool_map.tools.items():
                 facts = operation_facts(op, owner[id(op)].refs)
                 declared.extend(to_contract(f, tool, op) for f in facts)

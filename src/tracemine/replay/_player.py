@@ -36,7 +36,8 @@ from tracemine.replay._canonical import (
 )
 from tracemine.replay._cassette import Cassette, merged_ignore, run_ids
 from tracemine.replay._errors import ReplayMiss
-from tracemine.replay._recorder import Recorder, Step
+from tracemine.replay._recorder import Recorder
+from tracemine.replay._step import Step
 
 MODES = ("none", "once", "new_episodes", "all")
 _REPLAY_FIELDS = ("status", "result", "result_raw", "error_type", "error_message", "error_code",

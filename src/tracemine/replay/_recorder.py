@@ -14,7 +14,6 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -23,6 +22,8 @@ from tracemine.monitor.hooks import _arguments, as_json, described
 from tracemine.replay._canonical import Ignore
 from tracemine.replay._cassette import Cassette, merged_ignore
 from tracemine.replay._errors import error_code, recorded_error, type_name
+from tracemine.replay._session import RecordingSession
+from tracemine.replay._step import Step
 
 
 def _default(value: Any) -> Any:
@@ -42,16 +43,6 @@ def snapshot(value: Any) -> Any:
         return json.loads(json.dumps(value, default=_default, ensure_ascii=False))
     except (TypeError, ValueError, RecursionError):
         return repr(value)
-
-
-@dataclass(slots=True)
-class Step:
-    """One call on its way: its position, and the record answering it (``None``: live)."""
-
-    seq: int
-    tool: str
-    arguments: dict[str, Any]
-    recorded: int | None = None
 
 
 class Recorder:
@@ -220,6 +211,4 @@ class Recorder:
         arguments)``); every other attribute is the session's own. A replayed answer is
         built by ``result_factory`` (say ``CallToolResult.model_validate``), else by the
         MCP SDK's type when it is imported, else as an attribute-access dict."""
-        from tracemine.replay._session import RecordingSession
-
         return RecordingSession(self, session, result_factory)

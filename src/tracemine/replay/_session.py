@@ -13,13 +13,11 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tracemine.monitor.hooks import mcp_payload
 from tracemine.replay._errors import ReplayMiss, recorded_error
-
-if TYPE_CHECKING:
-    from tracemine.replay._recorder import Recorder
+from tracemine.replay._step import Deck
 
 
 class Payload(dict[str, Any]):
@@ -84,7 +82,7 @@ def load_result(record: dict[str, Any], factory: Callable[[Any], Any] | None) ->
 class RecordingSession:
     """An MCP client session whose ``call_tool`` goes through a Recorder (or Player)."""
 
-    def __init__(self, deck: Recorder, session: Any = None,
+    def __init__(self, deck: Deck, session: Any = None,
                  result_factory: Callable[[Any], Any] | None = None) -> None:  # fmt: skip
         self._deck, self._session, self._factory = deck, session, result_factory
 

@@ -228,6 +228,15 @@ def not_numbers() -> list[tuple[str, str]]:
     return found or []
 
 
+def quarantine_not_numbers(
+    sink: Sink, position: int, unit: Any, parsed: list[tuple[str, str]]
+) -> None:
+    """An item quarantined for each NaN or infinity the unit held (stored as null):
+    ``parsed`` from the unit itself, the rest from JSON texts inside it the reader parsed."""
+    for pointer, what in parsed + not_numbers():
+        sink.quarantine(position, pointer, f"{what} is not a JSON number; stored as null", unit)
+
+
 _SURROGATE_ESCAPE = re.compile(r"\\[uU][dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

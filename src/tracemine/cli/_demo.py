@@ -3,7 +3,7 @@
 Each stage is the command a user would type, printed and then run, so the demo doubles
 as a tour. It writes into ``mined_contracts/`` (the store, the contracts, the reports).
 
-    python -m tracemine.demo [--data DIR] [--out DIR]
+    python -m tracemine.cli._demo [--data DIR] [--out DIR]
 """
 
 from __future__ import annotations
