@@ -82,3 +82,14 @@ def test_a_wrong_command_does_not_parse() -> None:
     for line in ("tracemine mine --db x.duckdb --no-such-option", "tracemine no-such-command"):
         with pytest.raises(Unparsed):
             _parse(line)
+
+
+def test_code_map_names_every_folder() -> None:
+    """The README's map of the code names every package folder of src/tracemine, so a
+    newcomer finds each one, and a new folder cannot be added without a line there."""
+    text = (ROOT / "README.md").read_text("utf-8")
+    section = text.split("## Where the code lives", 1)[1].split("\n## ", 1)[0]
+    package = ROOT / "src" / "tracemine"
+    folders = sorted(p.name for p in package.iterdir() if (p / "__init__.py").exists())
+    missing = [f for f in folders if f"{f}/" not in section]
+    assert not missing, f"README's 'Where the code lives' does not name: {missing}"
