@@ -27,10 +27,7 @@ def test_groups_are_joined_in_order_into_one_a_slot(tmp_path: Path) -> None:
     # in shard order, nothing lost, and a group of shards sharing tasks stays whole
     assert [s for g in joined for s in g] == [s for g in groups for s in g]
     assert [[n for n, _ in g] for g in joined] == [
-        ["0-0", "1-0"],
-        ["2-0", "2-1", "3-0"],
-        ["4-0", "5-0"],
-    ]
+        ["0-0", "1-0"], ["2-0", "2-1", "3-0"], ["4-0", "5-0"]]
     sizes = [sum(Path(p).stat().st_size for _, p in g) for g in joined]
     assert max(sizes) <= 2 * min(sizes)
 
