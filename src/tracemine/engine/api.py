@@ -107,8 +107,7 @@ def mine_sharded(
                 "the client share"
             )
         groups = _groups(runner, stores, options, config)
-        slots = max(sum(client.nthreads().values()), 1)
-        merged = _merge_groups(runner, _coalesce(groups, slots), folder)
+        merged = _merge_groups(runner, groups, folder)
         named = [[name for name, _ in group] for group in groups]
         try:
             contracts = mine_shards(engine.DaskShards(runner, merged, config), con,
@@ -218,26 +217,6 @@ def _groups(runner: Any, stores: list[Store], options: Options,
 def _keys(filters: list, task_key: str | None, config: worker.Config, path: str
           ) -> tuple[set[int], set[int]]:  # fmt: skip
     return worker.run_step(path, Setup(), worker.shard_keys, (filters, task_key), config)
-
-
-def _coalesce(groups: list[list[Store]], slots: int) -> list[list[Store]]:
-    """Adjacent groups joined into about ``slots`` groups of similar size on disk (one
-    store per worker thread): every pass of the mine runs a task per store, and a store's
-    task pays for opening it, preparing its views and the folds of the corpus, so fewer,
-    larger stores do the same work with less CPU. Groups stay in shard order."""
-    if len(groups) <= slots:
-        return groups
-    sizes = [sum(Path(p).stat().st_size for _, p in group) for group in groups]
-    total = sum(sizes) or 1
-    out: list[list[Store]] = [[]]
-    filled = 0
-    for group, size in zip(groups, sizes, strict=True):
-        # a new bin once this one holds its share of what came before
-        if out[-1] and filled >= total * len(out) / slots and len(out) < slots:
-            out.append([])
-        out[-1].extend(group)
-        filled += size
-    return out
 
 
 def _merge_groups(runner: Any, groups: list[list[Store]], folder: Path) -> list[Store]:
