@@ -122,6 +122,7 @@ def main() -> None:
     parser.add_argument("--worker-memory", default="1GB")
     parser.add_argument("--rows", default="abc", help="which rows to run (a, b, c)")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("args", nargs="*", help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -136,6 +137,11 @@ def main() -> None:
             found = single_mine(*options.args)
         print(json.dumps(found))
         return
+    spec = importlib.util.spec_from_file_location("tracemine_bench_results", HERE / "_results.py")
+    assert spec is not None and spec.loader is not None
+    _results = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(_results)
+    results, lines = _results.Run("distributed"), {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = options.workdir or Path(tmp)
         paths = [str(p) for p in write_corpus(folder / "corpus", options.calls, options.files)]
@@ -171,6 +177,13 @@ def main() -> None:
                     "calls_per_s": round(rate), "vs_a": round(rate / baseline, 2) if baseline
                     else "-", **figures, "same_contracts": same}  # fmt: skip
             print(" ".join(f"{line[h]!s:>{len(h) + 2}}" for h in HEADER), flush=True)
+            lines[row] = line
+    a, c = lines.get("a"), lines.get("c")
+    results.write(options.json, {"rows": list(lines.values())}, [_results.headline(
+        "mine --workers 2 (ingest plus mine), throughput over the single store", c["calls_per_s"],
+        "calls/s", size=f"{c['calls']:,} calls in {c['files']} files", target=">= 1.7x (a) at 1M",
+        met=c["vs_a"] >= 1.7 if c["calls"] >= 950_000 else None, baseline=a["calls_per_s"],
+        baseline_what="single store (a)", ratio=c["vs_a"])] if a and c else [])  # fmt: skip
 
 
 if __name__ == "__main__":

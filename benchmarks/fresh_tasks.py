@@ -1,7 +1,7 @@
 """False alarms on fresh tasks, predicted against realized, and the monitor's verdict on
 each fresh call given as text against the verdict on its value.
 
-    python benchmarks/fresh_tasks.py 40 commerce search travel
+    python benchmarks/fresh_tasks.py 40 commerce search travel [--json PATH]
 
 Mines N simulated tasks (3 trials, seeds 0-2), checks one run of each of 300 new tasks of
 the same deployment, and prints a Markdown row per suite: fresh nominal calls, predicted
@@ -11,13 +11,15 @@ interval, and how many calls were judged differently as ``json.dumps`` text.
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
-import sys
 import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
+
+from _results import Run, headline
 
 from tracemine import ingest
 from tracemine.evaluate.model import wilson
@@ -38,7 +40,7 @@ def split(suite: str, tasks: int, seed: int) -> tuple[list[dict[str, Any]], list
     return [r for r in runs if r["task_id"] in mined], list(fresh.values())
 
 
-def row(suite: str, tasks: int) -> str:
+def row(suite: str, tasks: int) -> dict[str, Any]:
     alarmed = calls = differ = 0
     predicted = 0.0
     for seed in (0, 1, 2):
@@ -62,12 +64,39 @@ def row(suite: str, tasks: int) -> str:
                 differ += ids[0] != ids[1]
                 predicted += tools.get(call["tool"], {}).get("predicted_fa", 0.0)
     low, high = wilson(alarmed, calls)
-    return (f"| {suite} | {tasks} | {calls:,} | {100 * predicted / calls:.2f}% | "
-            f"{100 * alarmed / calls:.2f}% [{100 * low:.2f}, {100 * high:.2f}] "
-            f"({alarmed}/{calls}) | {differ} |")  # fmt: skip
+    return {"suite": suite, "tasks": tasks, "calls": calls, "alarmed": alarmed,
+            "predicted_pct": round(100 * predicted / calls, 2),
+            "realized_pct": round(100 * alarmed / calls, 2), "low_pct": round(100 * low, 2),
+            "high_pct": round(100 * high, 2), "text_differs": differ}  # fmt: skip
+
+
+def markdown(r: dict[str, Any]) -> str:
+    return (f"| {r['suite']} | {r['tasks']} | {r['calls']:,} | {r['predicted_pct']:.2f}% | "
+            f"{r['realized_pct']:.2f}% [{r['low_pct']:.2f}, {r['high_pct']:.2f}] "
+            f"({r['alarmed']}/{r['calls']}) | {r['text_differs']} |")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tasks", type=int, help="tasks to mine")
+    parser.add_argument("suites", nargs="+", help="simulated suites (commerce, search, travel)")
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    options = parser.parse_args()
+    results, rows = Run("fresh_tasks"), []
+    for name in options.suites:
+        rows.append(row(name, options.tasks))
+        print(markdown(rows[-1]), flush=True)
+    results.write(options.json, {"fresh tasks": rows}, [
+        headline(f"false alarms on fresh tasks, {r['suite']} (95 % upper end {r['high_pct']}%)",
+                 r["realized_pct"], "%", size=f"mined on {r['tasks']} tasks, "
+                 f"{r['calls']:,} fresh calls, 3 seeds", target="<= 1 %, upper end < 2 %",
+                 met=r["realized_pct"] <= 1 and r["high_pct"] < 2, baseline=r["predicted_pct"],
+                 baseline_what="predicted", ratio=round(r["realized_pct"] / r["predicted_pct"], 2)
+                 if r["predicted_pct"] else None)
+        for r in rows
+    ])  # fmt: skip
 
 
 if __name__ == "__main__":
     warnings.simplefilter("ignore")
-    for name in sys.argv[2:]:
-        print(row(name, int(sys.argv[1])), flush=True)
+    main()

@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _results import Run, headline
+
 from tracemine.model.contract import Contract, ContractFile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,7 +108,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--warmup", type=int, default=50)
     parser.add_argument("--sdk", action="store_true", help="the SDK's server, not the minimal one")
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
     options = parser.parse_args()
+    results = Run("mcp_proxy")
     with tempfile.TemporaryDirectory() as tmp:
         if options.sdk:
             server = [sys.executable, str(SDK_SERVER)]
@@ -127,10 +131,24 @@ def main() -> None:
           f"Python {platform.python_version()}, {os.cpu_count()} cores")  # fmt: skip
     base50, base99 = pct(times["direct"], 50), pct(times["direct"], 99)
     print(f"{'arm':<18} {'p50 ms':>8} {'p99 ms':>8} {'+p50 ms':>8} {'+p99 ms':>8} {'ratio':>6}")
+    rows = []
     for name, values in times.items():
         p50, p99 = pct(values, 50), pct(values, 99)
         print(f"{name:<18} {p50:8.3f} {p99:8.3f} {p50 - base50:8.3f} {p99 - base99:8.3f} "
               f"{p50 / base50:6.2f}")  # fmt: skip
+        rows.append({"arm": name, "p50_ms": round(p50, 3), "p99_ms": round(p99, 3),
+                     "over_direct_p50_ms": round(p50 - base50, 3),
+                     "over_direct_p99_ms": round(p99 - base99, 3),
+                     "ratio_p50": round(p50 / base50, 2)})  # fmt: skip
+    checked = rows[-1]
+    server = "SDK" if options.sdk else "minimal"
+    results.write(options.json, {f"{server} server": rows}, [
+        headline("`tracemine mcp wrap` with contracts, p50 overhead a call", checked[
+            "over_direct_p50_ms"], "ms", size=f"{options.calls:,} calls, {server} server",
+            target="p50 overhead <= 1 ms", met=checked["over_direct_p50_ms"] <= 1,
+            baseline=rows[0]["p50_ms"], baseline_what="direct stdio p50",
+            ratio=checked["ratio_p50"]),
+    ])  # fmt: skip
 
 
 if __name__ == "__main__":

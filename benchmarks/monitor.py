@@ -21,9 +21,11 @@ import json
 import platform
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import fastjsonschema
+from _results import Run, headline
 
 from tracemine.model.contract import Contract, ContractFile
 from tracemine.monitor import Monitor
@@ -137,7 +139,10 @@ def timings(*fns: Callable[[], Any], calls: int) -> list[tuple[float, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20000)
-    calls = parser.parse_args().calls
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    options = parser.parse_args()
+    calls, results = options.calls, Run("monitor")
+    rows: list[dict[str, Any]] = []
     formats = {"currency": r"^[A-Z]{3}$"}
     print(f"{'contracts':>9} {'monitor p50':>12} {'p99':>8} {'fastjsonschema p50':>19} "
           f"{'p99':>8} {'p50 ratio':>10}   (µs per check, {calls} checks; ratio = monitor "
@@ -155,21 +160,36 @@ def main() -> None:
             calls=calls,
         )
         print(f"{n:>9} {p50:>12.1f} {p99:>8.1f} {s50:>19.1f} {s99:>8.1f} {p50 / s50:>9.2f}×")
+        rows.append({"contracts": n, "monitor_p50_us": round(p50, 1), "monitor_p99_us": round(p99, 1),
+                     "fastjsonschema_p50_us": round(s50, 1), "fastjsonschema_p99_us": round(s99, 1),
+                     "ratio_p50": round(p50 / s50, 2)})  # fmt: skip
     bad = dict(RESULT, items=[], total=-1)
     monitor = Monitor.from_dict(ContractFile(contracts=contracts(20)).model_dump(mode="json"))
     broken = len(monitor.check("get_order", ARGS, bad).violations)
     ((p50, p99),) = timings(lambda: monitor.check("get_order", ARGS, bad), calls=calls // 4)
     print(f"20 contracts, result violating {broken}: p50 {p50:.1f} µs, p99 {p99:.1f} µs")
+    other = [{"case": f"20 contracts, result violating {broken}", "p50_us": round(p50, 1),
+              "p99_us": round(p99, 1)}]  # fmt: skip
     run = monitor.start_run("bench")
     ((p50, _),) = timings(
         lambda: monitor.check("get_order", ARGS, RESULT, call_id="c", run=run), calls=2000
     )
     print(f"20 contracts, recording into a run: p50 {p50:.1f} µs")
-    integrations(monitor, calls)
+    other.append({"case": "20 contracts, recording into a run", "p50_us": round(p50, 1)})
+    through = integrations(monitor, calls)
     print(f"python {platform.python_version()}, fastjsonschema {fastjsonschema.VERSION}")
+    twenty = next(r for r in rows if r["contracts"] == 20)
+    size = f"{calls:,} checks, 20 contracts"
+    results.write(options.json, {"checks": rows, "other cases": other, "integrations": through}, [
+        headline("Monitor.check p50, one result", twenty["monitor_p50_us"], "µs", size=size,
+                 target="p50 <= 20 µs, <= fastjsonschema",
+                 met=twenty["monitor_p50_us"] <= 20 and twenty["ratio_p50"] <= 1,
+                 baseline=twenty["fastjsonschema_p50_us"], baseline_what="fastjsonschema p50",
+                 ratio=twenty["ratio_p50"]),
+    ])  # fmt: skip
 
 
-def integrations(monitor: Monitor, calls: int) -> None:
+def integrations(monitor: Monitor, calls: int) -> list[dict[str, Any]]:
     """One row per integration: its p50 next to what it wraps, timed call by call."""
     from agents import Agent, ToolOutputGuardrailData
     from agents.tool_context import ToolContext
@@ -220,11 +240,15 @@ def integrations(monitor: Monitor, calls: int) -> None:
     ]  # fmt: skip
     print("20 contracts, through each integration (p50 µs; each timed in one loop with what "
           "it wraps; ratio = through ÷ alone):")  # fmt: skip
+    found = []
     for name, through, alone_name, alone in rows:
         # a LangChain invoke costs ~100 µs of its own (callbacks, schema): fewer rounds
         n = max(200, calls // 40) if name.startswith("langchain") else calls // 4
         (p50, _), (a50, _) = timings(through, alone, calls=n)
         print(f"  {name:<31} {p50:>8.1f}   {alone_name:<21} {a50:>8.1f}   {p50 / a50:>6.2f}×")
+        found.append({"through": name, "p50_us": round(p50, 1), "alone": alone_name,
+                      "alone_p50_us": round(a50, 1), "ratio": round(p50 / a50, 2)})  # fmt: skip
+    return found
 
 
 if __name__ == "__main__":

