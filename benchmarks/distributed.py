@@ -16,8 +16,8 @@ counted) and of the client process. The contracts of (b) and (c) are checked to 
 of (a). ``cpu_s`` is the CPU time of the row's whole process tree: on 2 cores no row can
 take less wall time than half of it.
 
-Targets on 2 cores: (c) at least 1.7x the throughput of (a) at 1M calls; 10M calls
-ingested and mined in under 15 minutes.
+Targets on 2 cores: (c) in at most 1.15x the CPU seconds of (a) at 1M calls
+(``cpu_vs_a``); 10M calls ingested and mined in under 15 minutes, the client within 1 GB.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ _mine = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_mine)
 generate = _mine.generate
 
-HEADER = ("row", "calls", "files", "wall_s", "cpu_s", "calls_per_s", "vs_a",
+HEADER = ("row", "calls", "files", "wall_s", "cpu_s", "cpu_vs_a", "calls_per_s", "vs_a",
           "worker_rss_mb", "restarts", "client_rss_mb", "same_contracts")  # fmt: skip
 
 
@@ -146,7 +146,7 @@ def main() -> None:
         folder = options.workdir or Path(tmp)
         paths = [str(p) for p in write_corpus(folder / "corpus", options.calls, options.files)]
         print(" ".join(f"{h:>{len(h) + 2}}" for h in HEADER), flush=True)
-        baseline = None
+        baseline = cpu_a = None
         reference = folder / "a.json"
         for row in options.rows:
             out = folder / f"{row}.json"
@@ -168,11 +168,12 @@ def main() -> None:
                 figures = {k: found[k] for k in ("worker_rss_mb", "restarts", "client_rss_mb")}
             rate = calls / wall
             baseline = baseline or (rate if row == "a" else None)
+            cpu_a = cpu_a or (cpu if row == "a" else None)
             # without row (a) in this run there is nothing to compare with
             same = out.read_text() == reference.read_text() if "a" in options.rows[
                 :options.rows.index(row)] else "-"  # fmt: skip
             line = {"row": row, "calls": calls, "files": len(paths), "wall_s": round(wall, 1),
-                    "cpu_s": round(cpu, 1),
+                    "cpu_s": round(cpu, 1), "cpu_vs_a": round(cpu / cpu_a, 2) if cpu_a else "-",
                     "calls_per_s": round(rate), "vs_a": round(rate / baseline, 2) if baseline
                     else "-", **figures, "same_contracts": same}  # fmt: skip
             print(" ".join(f"{line[h]!s:>{len(h) + 2}}" for h in HEADER), flush=True)

@@ -219,6 +219,7 @@ def mine_shards(
         if not ran_out_of_memory(exc):
             raise
         raise out_of_memory("mining", step, MINE_MEMORY_LIMIT) from None
+    sample = shared.conditional.sampled() if shared.conditional is not None else None
     provenance: dict[str, Any] = {
         "store": store,
         "params": {
@@ -234,7 +235,8 @@ def mine_shards(
                     "calls": info.calls, "tasks": info.tasks, "runs": info.runs,
                     "runs_without_task": info.runs_without_task,
                     # objects keyed by ids, read as maps: their key step is {*}
-                    "maps": [{"tool": t, "path": p} for t, p in info.survey.maps]},
+                    "maps": [{"tool": t, "path": p} for t, p in info.survey.maps],
+                    **({"conditional_sample": sample} if sample else {})},
         "summary": summary,
         "selection": {
             "target": f"at most {o.target_fa:g} of each tool's nominal calls alarmed by its "

@@ -6,6 +6,13 @@ For each such *target* (a parameter-free unary property broken on some, not most
 the calls' argument and status features are read once; per fold a shallow scikit-learn
 decision tree predicting the violation is grown on the training tasks, and a node without
 violations whose conditions all test one feature becomes the predicate.
+
+A target checked on more than :data:`SAMPLE_CALLS` calls is read on a sample of its tasks,
+of about that many calls: a task is in it when its hash falls below the target's share,
+a rule each shard applies to its own tasks, so the sample (and every fit) is the same
+whether the corpus is one store or many, and what the client holds does not grow with
+the corpus. The counts of a sampled target (a candidate's calls and tasks, its held-out
+checks and violations) are those of the sample scaled by the inverse of its share.
 """
 
 from __future__ import annotations
@@ -32,6 +39,10 @@ MAX_TARGETS = 40
 MIN_CHECKED = 20
 MAX_VIOLATION_SHARE = 0.8
 MAX_CATEGORIES = 12
+SAMPLE_CALLS = 20_000
+"""Calls a target is read on at most, about: larger targets are read on a sample of tasks."""
+SAMPLE_BUCKETS = 1 << 20
+"""A task is in a sample of share s when ``hash(task) % SAMPLE_BUCKETS < s * SAMPLE_BUCKETS``."""
 STATUS_WORDS = words(
     "status state found success ok error code type kind outcome available exists mode"
 )
@@ -62,6 +73,12 @@ class Target:
     tasks: np.ndarray
     violated: np.ndarray
     features: list[Feature] = field(default_factory=list)
+    scale: float = 1.0
+    """The inverse of the share of tasks read (1.0: every task of the target)."""
+
+    def scaled(self, count: int) -> int:
+        """A count on the rows read, as an estimate on all the target's calls."""
+        return count if self.scale == 1.0 else round(count * self.scale)
 
 
 def holds(predicate: Predicate, feature: Feature) -> np.ndarray:
@@ -117,6 +134,7 @@ class Conditional:
         """Pick targets from the every-task context and read their rows and features from
         every shard."""
         specs = []
+        checked: dict[tuple, int] = {}
         for profile in ctx.profiles():
             for kind in TARGET_KINDS:
                 found = unary(kind, {}, profile.tool, profile.side, profile.path, ctx)
@@ -126,6 +144,7 @@ class Conditional:
                 share = found.violations / found.checked if found.checked else 1.0
                 if found.checked >= MIN_CHECKED and 0 < share <= MAX_VIOLATION_SHARE:
                     specs.append((profile.tool, profile.side, profile.path, kind))
+                    checked[specs[-1]] = found.checked
         specs = sorted(set(specs))[:MAX_TARGETS]
         if not specs:
             return cls([])
@@ -133,10 +152,17 @@ class Conditional:
             tool: [p for p in ctx.profiles(tool) if _is_feature(p, ctx)]
             for tool in {s[0] for s in specs}
         }
+        keep = [sample_buckets(checked[s]) for s in specs]
+        # a feature is read on the calls of the largest sample of its tool's targets
+        most: dict[str, int] = {}
+        for spec, buckets in zip(specs, keep, strict=True):
+            most[spec[0]] = max(most.get(spec[0], 0), buckets)
         wanted = [(p.tool, p.side, p.path) for ps in features.values() for p in ps]
         tasks, rows, values = _merge(
-            shards.map(read_rows, specs, wanted, survey, label="conditional"), wanted
-        )
+            shards.map(read_rows, specs, wanted, survey, keep, [most[w[0]] for w in wanted],
+                       label="conditional"),
+            wanted,
+        )  # fmt: skip
         fold_of_task = np.asarray([folds.get(t, -1) for t in tasks], dtype=np.int64)
         # a feature's values, decoded once for all the targets of its tool
         shown: dict[tuple[tuple[str, str, str], bool], tuple[np.ndarray, np.ndarray]] = {}
@@ -146,7 +172,7 @@ class Conditional:
                 continue
             keys, task_numbers, violated = rows[tid]
             target = Target(tool, side, path, kind, keys, fold_of_task[task_numbers],
-                            task_numbers, violated)  # fmt: skip
+                            task_numbers, violated, scale=SAMPLE_BUCKETS / keep[tid])  # fmt: skip
             for profile in features[tool]:
                 if profile.side == side and profile.path == path:
                     continue
@@ -163,6 +189,17 @@ class Conditional:
                 target.features.append(_align(profile.path, keys, fkeys, fvalues, categories))
             targets.append(target)
         return cls(targets)
+
+    def sampled(self) -> dict[str, Any] | None:
+        """What the provenance says of the targets read on a sample (None: none was)."""
+        shares = [{"tool": t.tool, "side": t.side, "path": t.path, "kind": t.kind.value,
+                   "share": round(1 / t.scale, 6), "calls": len(t.keys)}
+                  for t in self.targets.values() if t.scale != 1.0]  # fmt: skip
+        if not shares:
+            return None
+        return {"calls": SAMPLE_CALLS, "rule": "a target checked on more calls is read on "
+                "the tasks whose hash falls below its share; its counts are scaled by the "
+                "inverse of the share", "targets": sorted(shares, key=str)}  # fmt: skip
 
     def mask(self, target: Target, ctx: MineContext) -> np.ndarray:
         kind, _, fold = ctx.name.partition(":")
@@ -183,18 +220,30 @@ class Conditional:
         # rows are in content order (target_rows_sql), so the first are the same whatever
         # order the store holds the calls in
         examples = [((), int(k), f"{contract.kind.value} broken") for k in target.keys[bad][:3]]
-        return Measure(int(rows.sum()), int(bad.sum()), examples)
+        return Measure(target.scaled(int(rows.sum())), target.scaled(int(bad.sum())), examples)
+
+
+def sample_buckets(checked: int) -> int:
+    """Of :data:`SAMPLE_BUCKETS` task hash buckets, how many a target checked on
+    ``checked`` calls is read on: all of them up to :data:`SAMPLE_CALLS` calls, else a
+    share of about ``SAMPLE_CALLS / checked``."""
+    if checked <= SAMPLE_CALLS:
+        return SAMPLE_BUCKETS
+    return max(SAMPLE_BUCKETS * SAMPLE_CALLS // checked, 1)
 
 
 def read_rows(
     con: duckdb.DuckDBPyConnection, specs: list[tuple], wanted: list[tuple[str, str, str]],
-    survey: Survey,
+    survey: Survey, keep: list[int] | None = None, keep_features: list[int] | None = None,
 ) -> tuple[tuple[list[str], dict[int, tuple]], pa.Table | None]:  # fmt: skip
     """Shard step: the targets' rows (:func:`_target_rows`) and the feature values of the
-    (tool, side, path) in ``wanted`` (:func:`_feature_values`). What it returns is
-    numbers and Arrow columns, a few bytes a call: a task is a number into one list of
-    the shard's task names, not a string a row."""
-    return _target_rows(con, specs, survey), _feature_values(con, wanted)
+    (tool, side, path) in ``wanted`` (:func:`_feature_values`), each on the tasks of
+    its sample (``keep``, ``keep_features``: the hash buckets read; all by default). What
+    it returns is numbers and Arrow columns, a few bytes a call: a task is a number into
+    one list of the shard's task names, not a string a row."""
+    every = SAMPLE_BUCKETS
+    return (_target_rows(con, specs, survey, keep or [every] * len(specs)),
+            _feature_values(con, wanted, keep_features or [every] * len(wanted)))  # fmt: skip
 
 
 def _merge(
@@ -243,7 +292,7 @@ def _slices(ids: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _target_rows(
-    con: duckdb.DuckDBPyConnection, specs: list[tuple], survey: Survey
+    con: duckdb.DuckDBPyConnection, specs: list[tuple], survey: Survey, keep: list[int]
 ) -> tuple[list[str], dict[int, tuple]]:
     """The tasks of the rows, and per target number its calls' keys, the number of each
     one's task in that list, whether it broke the property and the hash of what the call
@@ -255,6 +304,7 @@ def _target_rows(
         "side": [s[1] for s in specs], "path": [s[2] for s in specs],
         "kind": [s[3].value for s in specs],
         "parent": [parent_path(s[2]) if s[3] == Kind.PRESENT else None for s in specs],
+        "keep": pa.array(keep, pa.int64()),
     })  # fmt: skip
     con.register("_tm_targets", table)
     paths = {s[2] for s in specs} | {p for p in table.column("parent").to_pylist() if p}
@@ -285,6 +335,7 @@ def target_rows_sql(survey: Survey) -> str:
     """SQL: per target, each applicable call with its task and whether it broke the
     property (needs ``_tm_targets`` and ``_tm_only``, their paths and parents)."""
     numeric = "p.n_integer + p.n_number < p.n"
+    sampled = f"hash(c.task) % {SAMPLE_BUCKETS} < t.keep"
     return f"""
     WITH tm_call_paths AS MATERIALIZED ({call_paths_sql(survey, "_tm_only", dups=False)})
     SELECT t.tid, p.call_key, c.task, CASE t.kind
@@ -295,7 +346,7 @@ def target_rows_sql(survey: Survey) -> str:
         c.content, c.run_id, coalesce(c.seq, -1) AS seq
     FROM _tm_targets t JOIN tm_calls c ON c.tool = t.tool
     JOIN tm_call_paths p ON p.call_key = c.call_key AND p.side = t.side AND p.path = t.path
-    WHERE t.kind <> 'present'
+    WHERE t.kind <> 'present' AND {sampled}
     UNION ALL
     SELECT t.tid, up.call_key, c.task, coalesce(NOT ch.present_ok, TRUE), c.content,
            c.run_id, coalesce(c.seq, -1)
@@ -304,15 +355,16 @@ def target_rows_sql(survey: Survey) -> str:
                          AND up.path = t.parent AND up.n_object > 0
     LEFT JOIN tm_call_paths ch ON ch.call_key = up.call_key AND ch.side = t.side
                               AND ch.path = t.path
-    WHERE t.kind = 'present'
+    WHERE t.kind = 'present' AND {sampled}
     ORDER BY tid, content, task, run_id, seq, call_key
     """
 
 
 def _feature_values(
-    con: duckdb.DuckDBPyConnection, wanted: list[tuple[str, str, str]]
+    con: duckdb.DuckDBPyConnection, wanted: list[tuple[str, str, str]], keep: list[int]
 ) -> pa.Table | None:
-    """The values at the (tool, side, path) of ``wanted`` as Arrow columns: the feature's
+    """The values at the (tool, side, path) of ``wanted``, on the tasks of the hash
+    buckets below ``keep`` (per feature), as Arrow columns: the feature's
     number in ``wanted`` (``fid``), the call key and the stored value's columns, sorted by
     feature and key (and value, for a call with more than one). They are decoded into
     Python values only for the rows a target reads (:func:`_align`)."""
@@ -320,14 +372,16 @@ def _feature_values(
         return None
     con.register("_tm_features", pa.table({
         "fid": list(range(len(wanted))), "tool": [w[0] for w in wanted],
-        "side": [w[1] for w in wanted], "path": [w[2] for w in wanted]}))  # fmt: skip
+        "side": [w[1] for w in wanted], "path": [w[2] for w in wanted],
+        "keep": pa.array(keep, pa.int64())}))  # fmt: skip
     # one sort of all the rows, read back as columns: an ordered list per feature and
     # column sorted each list again, and a feature's lists on one thread
     try:
-        return con.sql("""
+        return con.sql(f"""
             SELECT f.fid, v.call_key, v.jtype, v.str, v.num, v.bool
             FROM _tm_features f JOIN tm_calls c ON c.tool = f.tool
             JOIN tm_values v ON v.call_key = c.call_key AND v.side = f.side AND v.path = f.path
+            WHERE hash(c.task) % {SAMPLE_BUCKETS} < f.keep
             ORDER BY f.fid, v.call_key, v.jtype, v.str, v.num, v.bool
         """).to_arrow_table()
     finally:

@@ -84,7 +84,7 @@ def _best(
                 feature = next(f for f in target.features if f.path == predicate.path)
                 selected = holds(predicate, feature)[rows]
                 calls = int(selected.sum())
-                tasks = len(set(target.tasks[rows][selected]))
+                tasks = target.scaled(len(set(target.tasks[rows][selected])))
                 if calls >= MIN_CALLS and tasks >= min_tasks and not y[selected].any():
                     rank = (calls, predicate.render(), predicate, tasks)
                     if best is None or (rank[0], best[1]) > (best[0], rank[1]):
@@ -96,7 +96,7 @@ def _best(
             stack.append((right, [*path, (column, False, threshold)]))
     if best is None:
         return None
-    return best[2], best[0], best[3]
+    return best[2], target.scaled(best[0]), best[3]
 
 
 def _predicate(
