@@ -61,7 +61,7 @@ CORPORA = [
     _corpus("travel-40", fails=None),
     _corpus("commerce-100", slow=True, fails=None), _corpus("search-100", slow=True, fails=None),
     _corpus("travel-100", slow=True, fails=None),
-    _corpus("commerce-300", slow=True), _corpus("search-300", slow=True),
+    _corpus("commerce-300", slow=True, fails=None), _corpus("search-300", slow=True),
     _corpus("travel-300", slow=True),
     _corpus("agentdojo", fails=f"field_omitted 21/23 against 22/23: {_ONE_TASK_NAMES}"),
     _corpus("bfcl", fails=f"field_omitted 53/60 against 54/60: {_TWO_SHAPES}"),
