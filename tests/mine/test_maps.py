@@ -13,6 +13,7 @@ from tracemine.ingest import ingest
 from tracemine.mine import mine
 from tracemine.mine.maps import id_like
 from tracemine.model.contract import Contract
+from tracemine.monitor import Monitor
 
 
 @pytest.mark.parametrize(
@@ -138,5 +139,56 @@ def test_a_result_keyed_by_ids_and_maps_in_maps_do_not_break_mining(tmp_path: Pa
         for i in range(30)
     ]
     found = mine(_store(tmp_path, calls), budget=False)  # a root-level map once crashed this
-    assert found.provenance["profile"]["maps"] == [{"tool": "nested", "path": "result.a"}]
+    assert found.provenance["profile"]["maps"] == [
+        {"tool": "nested", "path": "result.a"},
+        {"tool": "whole", "path": "result"},
+    ]
+    assert ("whole", "result{*}.balance") in {(c.tool, c.paths[0]) for c in found.contracts}
     assert not [c for c in found.contracts if c.tool == "nested" and "k_" in c.paths[0]]
+
+
+NAMES = ["Speedy Rentals", "SunSet Rent-A-Car", "LAX Car Rental", "Green Motion", "City Cars",
+         "Hertz Downtown", "Blue Sky Rentals", "Paris Auto", "Rent A Wreck", "Nice Drive"]  # fmt: skip
+
+
+def test_a_result_keyed_by_record_names_is_a_map_at_the_root(tmp_path: Path) -> None:
+    # prices keyed by the companies the call named: the whole result is the map
+    calls: list[tuple[str, Any]] = []
+    for i in range(30):
+        chosen = [NAMES[(i + j) % len(NAMES)] for j in range(1 + i % 3)]
+        calls.append(("price_per_day", {name: 40.0 + i + j for j, name in enumerate(chosen)}))
+        calls.append(("weather", {"city": "Paris", "temperature": 10 + i % 7}))
+    found = mine(_store(tmp_path, calls), budget=False)
+    paths = {(c.tool, c.paths[0]) for c in found.contracts}
+    assert ("price_per_day", "result{*}") in paths
+    assert not [p for tool, p in paths if tool == "price_per_day" and "Rent" in p]
+    assert ("weather", "result.temperature") in paths
+    assert {"tool": "price_per_day", "path": "result"} in found.provenance["profile"]["maps"]
+    # the monitor reads the root's entries, names it never saw included
+    monitor = Monitor.from_dict(found.model_dump(mode="json"), include_proposed=True)
+    assert monitor.check("price_per_day", {}, {"Unseen Company": 51.0}).ok
+    assert not monitor.check("price_per_day", {}, {"Unseen Company": "51"}).ok
+
+
+def test_names_of_records_seen_in_one_task_make_a_map(tmp_path: Path) -> None:
+    # one task cannot show keys change; keys of several words are no field's names
+    result = {"Breizh Café": "9:00 AM - 11:00 PM", "Le Baratin": "12:00 PM - 2:00 PM",
+              "Bistrot Paul Bert": "12:00 PM - 2:30 PM"}  # fmt: skip
+    lines = [
+        {"run_id": f"r{trial}", "task_id": "t0", "seq": 0, "tool": "opening_hours",
+         "call_id": f"c{trial}", "arguments": {}, "result": result, "status": "ok"}
+        for trial in range(3)
+    ]  # fmt: skip
+    lines += [
+        {"run_id": f"w{i}", "task_id": f"w{i}", "seq": 0, "tool": "weather", "call_id": f"w{i}",
+         "arguments": {}, "result": {"city": "Paris", "sky": "clear"}, "status": "ok"}
+        for i in range(10)
+    ]  # fmt: skip
+    source = tmp_path / "calls.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    ingest([source], tmp_path / "store.duckdb")
+    found = mine(tmp_path / "store.duckdb", budget=False)
+    assert {"tool": "opening_hours", "path": "result"} in found.provenance["profile"]["maps"]
+    monitor = Monitor.from_dict(found.model_dump(mode="json"), include_proposed=True)
+    # another task's restaurants are not missing fields
+    assert monitor.check("opening_hours", {}, {"Chez L'Ami Jean": "7:00 PM - 11:00 PM"}).ok

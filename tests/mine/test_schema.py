@@ -268,3 +268,63 @@ def test_a_key_of_every_hit_is_structure_though_some_searches_find_nothing(
     hit = {"doc_id": "d123"}
     receipt = _monitor(contracts).check("search_docs", {"q": "x"}, {"hits": [hit], "total": 1})
     assert "result.hits[0].title" in [v.path for v in receipt.violations]
+
+
+def _lines(calls: list[tuple[str, str, Any]]) -> list[dict[str, Any]]:
+    """Runs of (task, tool, result), two trials a task."""
+    return [{"run_id": f"{task}.r{trial}", "task_id": task, "tool": tool,
+             "call_id": f"{task}.r{trial}.c{seq}", "seq": seq, "arguments": {},
+             "result": result, "status": "ok", "run_outcome": "success"}
+            for trial in range(2) for seq, (task, tool, result) in enumerate(calls)]  # fmt: skip
+
+
+def _mine_lines(folder: Path, lines: list[dict[str, Any]], **options: Any) -> ContractFile:
+    source = folder / "runs.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    ingest([source], folder / "runs.duckdb")
+    return mine(folder / "runs.duckdb", **options)
+
+
+def test_a_string_or_null_field_is_typed_as_nullable(tmp_path: Path) -> None:
+    calls = []
+    for task in range(TASKS):
+        rng = random.Random(task)
+        message = rng.choice((None, "Happy birthday", "Enjoy"))
+        calls.append((f"t{task:03d}", "get_order", {"order_id": f"o{task}", "gift": message,
+                                                    "tags": ["a", None][: 1 + task % 2]}))  # fmt: skip
+    found = _mine_lines(tmp_path, _lines(calls), budget=False)
+    types = {c.paths[0]: c.params["type"] for c in found.contracts if c.kind == Kind.TYPE}
+    assert types["result.gift"] == ["string", "null"]
+    assert types["result.tags[*]"] == ["string", "null"]
+    schema = _schema(found, "get_order")
+    assert schema.params["schema"]["properties"]["gift"]["type"] == ["string", "null"]
+    monitor = _monitor(found)
+    good = {"order_id": "o9", "tags": ["a", None]}
+    assert monitor.check("get_order", {}, {**good, "gift": None}).ok
+    assert monitor.check("get_order", {}, {**good, "gift": "Enjoy"}).ok
+    for wrong in (["Enjoy"], 5, {"text": "Enjoy"}):
+        receipt = monitor.check("get_order", {}, {**good, "gift": wrong})
+        assert [v.path for v in receipt.violations] == ["result.gift"], wrong
+    assert not monitor.check("get_order", {}, {**good, "gift": None, "tags": [1]}).ok
+
+
+def test_a_tool_of_one_task_gets_a_schema(tmp_path: Path) -> None:
+    calls = [(f"t{task:03d}", "get_weather", {"temperature": task % 30, "sky": "clear"})
+             for task in range(TASKS)]  # fmt: skip
+    calls.append(("t000", "list_items", {"items": [{"sku": "SKU-1", "quantity": 2}],
+                                         "owner": "ada@example.com", "page": 1}))  # fmt: skip
+    found = _mine_lines(tmp_path, _lines(calls), target_fa=0.01)
+    schema = _schema(found, "list_items")
+    assert schema.evidence is not None and schema.evidence.tasks == 1
+    assert schema.evidence.family == "schema/result"
+    monitor = _monitor(found)
+    good = {"items": [{"sku": "SKU-9", "quantity": 1}], "owner": "alan@example.com", "page": 2}
+    assert monitor.check("list_items", {}, good).ok
+    # an empty list is no deviation: one task cannot say a list is never empty
+    assert monitor.check("list_items", {}, {**good, "items": []}).ok
+    for broken, path in ((({**good, "page": "2"}), "result.page"),
+                         ({k: v for k, v in good.items() if k != "owner"}, "result.owner"),
+                         ({**good, "items": [{"sku": None, "quantity": 1}]},
+                          "result.items[0].sku")):  # fmt: skip
+        receipt = monitor.check("list_items", {}, broken)
+        assert [v.path for v in receipt.violations] == [path], receipt.violations

@@ -14,6 +14,7 @@ from typing import Any
 
 from tracemine.model.contract import RELATIONAL_KINDS, RUN_KINDS, Contract, Kind, Predicate, Side
 from tracemine.model.paths import ANY_KEY, WILDCARD, PathError, parse
+from tracemine.monitor._predicates import type_names
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -233,5 +234,6 @@ def type_hints(contracts: list[Contract]) -> dict[tuple[str, str], str]:
     hints = {}
     for c in contracts:
         if c.kind == Kind.TYPE and c.when is None and c.side == Side.RESULT and c.paths:
-            hints[(c.tool, c.paths[0])] = str(c.params.get("type"))
+            names = [n for n in type_names(c.params.get("type")) if n != "null"]
+            hints[(c.tool, c.paths[0])] = str(names[0] if names else "null")
     return hints

@@ -77,6 +77,18 @@ class PathProfile:
                 return name
         return "number" if self["c_all_numeric"] == calls else None
 
+    @property
+    def nullable_type(self) -> str | None:
+        """The one JSON type of every value here that is not null, where some are null
+        and some are not (integer+number → number), else None."""
+        calls = self["calls"]
+        if not self["c_null"] or self["c_all_null"] == calls:
+            return None
+        for name in ("boolean", "integer", "string", "array", "object"):
+            if self[f"c_opt_{name}"] == calls:
+                return name
+        return "number" if self["c_opt_numeric"] == calls else None
+
 
 @dataclass(frozen=True)
 class Listing:

@@ -6,6 +6,7 @@ import json
 
 from tracemine.mine.schema import summary
 from tracemine.model.contract import Contract, Kind, between
+from tracemine.monitor._predicates import type_text
 
 _KIND_ORDER = {kind: position for position, kind in enumerate(Kind)}
 
@@ -18,7 +19,7 @@ def describe(contract: Contract) -> str:
     text = {
         Kind.PRESENT: lambda: f"{first} is present",
         Kind.NOT_NULL: lambda: f"{first} is not null",
-        Kind.TYPE: lambda: f"{first} is {params.get('type')}",
+        Kind.TYPE: lambda: f"{first} is {type_text(params.get('type'))}",
         Kind.NON_NEGATIVE: lambda: f"{first} >= 0",
         Kind.POSITIVE: lambda: f"{first} > 0",
         Kind.RANGE: lambda: between(first, params),

@@ -61,7 +61,9 @@ def implies(strong: Contract, weak: Contract) -> bool:
     if strong.kind == Kind.POSITIVE:
         return True
     if strong.kind == Kind.TYPE:
-        return strong.params.get("type") != "null"
+        # a nullable type (["string", "null"]) says nothing against null
+        names = strong.params.get("type")
+        return names != "null" and not isinstance(names, list)
     # a literal set hides what each of its values passes
     values = _listed(strong)
     if weak.kind == Kind.NOT_NULL:

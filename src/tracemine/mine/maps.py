@@ -12,12 +12,18 @@ whose keys look like ids:
 
 - a key looks like an id when it is all digits, has a run of three or more digits, is
   a hex or UUID token of eight characters or more with a digit in it, or is an email
-  address (files shared with people, keyed by their address);
+  address (files shared with people, keyed by their address); it looks like a record's
+  name when it holds words apart (``{"New Car Rental": 50.0}``: prices keyed by the
+  companies the call named), which no field name does;
 - an object is a map when at least ``ID_SHARE`` of its keys look like ids, it has at least
   ``MIN_KEYS`` of them, and a key appears on average in at most ``KEY_SHARE`` of the tasks
-  the object appears in. Keys that every record shares (years, say) are fields.
+  the object appears in. Keys that every record shares (years, say) are fields. One
+  task cannot show its keys change: there, keys that hold words apart make a map (no
+  field is named so).
 
 Only the outermost map of a path is found; a map inside a map's entries keeps its keys.
+The whole result (or arguments) object may be one (``result{*}``): its keys are then
+weighed per tool against every key the tool's root has.
 """
 
 from __future__ import annotations
@@ -29,13 +35,14 @@ import duckdb
 import pyarrow as pa
 
 from tracemine.ingest.store import sql_string
-from tracemine.model.paths import PathError, format_path, parse
+from tracemine.model.paths import ROOTS, PathError, format_path, parse
 
 ID_SHARE = 0.8
 MIN_KEYS = 2
 KEY_SHARE = 0.5
 _ID = re.compile(r"\d+|.*\d{3,}.*|(?=.*\d)[0-9a-fA-F-]{8,}|[^@\s]+@[^@\s]+\.[^@\s]+")
 QUOTED = '["'
+_NAME = re.compile(r"\S+(?:\s+\S+)+")
 _SEGMENT = r'(\.[A-Za-z_][A-Za-z0-9_\-]*|\["(?:[^"\\]|\\.)*"\])'
 
 
@@ -44,9 +51,21 @@ def id_like(key: str) -> bool:
     return _ID.fullmatch(key) is not None
 
 
-def _candidates(paths: list[str]) -> dict[str, set[str]]:
-    """Object paths whose keys mostly look like ids, with their child paths. The whole
-    result or arguments object is never one (its paths could not name a root)."""
+def name_like(key: str) -> bool:
+    """Whether an object key is a record's name of several words (``New Car Rental``)."""
+    return _NAME.fullmatch(key) is not None
+
+
+def key_like(key: str) -> bool:
+    """Whether an object key names a record (an id, or a name of several words) rather
+    than a field."""
+    return id_like(key) or name_like(key)
+
+
+def _candidates(paths: list[str], roots_whole: bool = False) -> dict[str, set[str]]:
+    """Object paths whose keys mostly look like ids or names, with their child paths.
+    ``roots_whole``: a root with enough such keys is a candidate with every key it has,
+    whatever their share (paths of every tool, whose roots :func:`decide` weighs apart)."""
     children: dict[str, dict[str, str]] = defaultdict(dict)
     for text in paths:
         try:
@@ -56,16 +75,15 @@ def _candidates(paths: list[str]) -> dict[str, set[str]]:
         for i, step in enumerate(path.steps):
             if not isinstance(step, str):
                 continue
-            if any(isinstance(s, str) and id_like(s) for s in path.steps[:i]):
+            if any(isinstance(s, str) and key_like(s) for s in path.steps[:i]):
                 break  # only the outermost map
-            if i == 0:
-                continue
             prefix = format_path(path.root, path.steps[:i])
             children[prefix].setdefault(step, format_path(path.root, path.steps[: i + 1]))
     found = {}
     for prefix, keys in children.items():
-        ids = [k for k in keys if id_like(k)]
-        if len(ids) >= MIN_KEYS and len(ids) >= ID_SHARE * len(keys):
+        ids = [k for k in keys if key_like(k)]
+        whole = roots_whole and prefix in ROOTS
+        if len(ids) >= MIN_KEYS and (whole or len(ids) >= ID_SHARE * len(keys)):
             found[prefix] = set(keys.values())
     return found
 
@@ -82,7 +100,7 @@ def distinct_paths(con: duckdb.DuckDBPyConnection) -> list[str]:
 def wanted(paths: list[str]) -> list[str]:
     """The object paths that could be maps and their children, across tools (cheap, and
     empty for most stores): the paths whose tasks :func:`task_counts` counts."""
-    candidates = _candidates(paths)
+    candidates = _candidates(paths, roots_whole=True)
     return sorted({p for prefix, kids in candidates.items() for p in (prefix, *kids)})
 
 
@@ -116,7 +134,9 @@ def decide(rows: list[tuple[str, str, int]]) -> list[tuple[str, str]]:
             seen = [tasks.get(kid, 0) for kid in kids]
             if any(_under(prefix, outer) for outer in chosen):
                 continue  # a map inside a map's entries keeps its keys
-            if whole and sum(seen) / len(seen) <= KEY_SHARE * whole:
+            names = sum(name_like(parse(kid).steps[-1]) for kid in kids)
+            if whole and (sum(seen) / len(seen) <= KEY_SHARE * whole or (whole == 1
+                          and names >= max(ID_SHARE * len(kids), MIN_KEYS))):  # fmt: skip
                 chosen.append(prefix)
         maps += [(tool, prefix) for prefix in sorted(chosen)]
     return maps

@@ -67,8 +67,12 @@ def unary(kind: Kind, params: dict, tool: str, side: str, path: str, ctx: MineCo
     if kind == Kind.NOT_NULL:
         return Measure(calls, profile["c_null"])
     if kind == Kind.TYPE:
-        name = params["type"]
-        return Measure(calls, calls - profile[_TYPE_COLUMNS.get(name, f"c_all_{name}")])
+        names = params["type"]
+        if isinstance(names, list):  # a nullable type, ["string", "null"]
+            name = next(n for n in names if n != "null")
+            return Measure(calls, calls - profile["c_opt_numeric" if name == "number" else
+                                                  f"c_opt_{name}"])  # fmt: skip
+        return Measure(calls, calls - profile[_TYPE_COLUMNS.get(names, f"c_all_{names}")])
     if kind == Kind.NON_NEGATIVE:
         return Measure(calls, profile["c_neg"] + _non_numeric(profile))
     if kind == Kind.POSITIVE:

@@ -99,7 +99,8 @@ def family_of(contract: Contract, claim: str | None = None) -> str:
 def _value_type(contract: Contract) -> str:
     params = contract.params
     if contract.kind == Kind.TYPE:
-        return str(params.get("type"))
+        names = params.get("type")
+        return "|".join(names) if isinstance(names, list) else str(names)
     values = params.get("values", [params.get("value")])
     names = {"boolean" if isinstance(v, bool) else "string" if isinstance(v, str)
              else "number" if isinstance(v, int | float) else "other" for v in values}  # fmt: skip

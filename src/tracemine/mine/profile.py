@@ -66,6 +66,7 @@ PROFILE_SHARE = 16
 """Profiles are kept per task while their rows stay under this share of the value rows
 (tasks × paths against values); past it, per fold (:func:`per_fold`)."""
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+NULLABLE_TYPES = ("boolean", "integer", "string", "array", "object")
 
 # (column, aggregate over a task's per-call rows, aggregate over a task's values where each
 # call has one value at the path) — every column a count, sum, min or max: mergeable
@@ -79,6 +80,11 @@ _PROFILE_COLUMNS: tuple[tuple[str, str, str], ...] = (
       for t in JSON_TYPES),
     ("c_all_numeric", "count(*) FILTER (n_integer + n_number = n)",
      "count(*) FILTER (jtype IN ('integer', 'number'))"),
+    # every value of the call of one type or null: a nullable type (["string", "null"])
+    *((f"c_opt_{t}", f"count(*) FILTER (n_{t} + n_null = n)",
+       f"count(*) FILTER (jtype IN ('{t}', 'null'))") for t in NULLABLE_TYPES),
+    ("c_opt_numeric", "count(*) FILTER (n_integer + n_number + n_null = n)",
+     "count(*) FILTER (jtype IN ('integer', 'number', 'null'))"),
     ("c_neg", "count(*) FILTER (n_neg > 0)", "count(*) FILTER (num < 0)"),
     ("c_nonpos", "count(*) FILTER (n_neg + n_zero > 0)", "count(*) FILTER (num <= 0)"),
     ("nmin", "min(nmin)", "min(num)"),

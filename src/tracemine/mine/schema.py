@@ -18,12 +18,16 @@ sometimes finds nothing is structure: the tasks without a hit have nothing to mi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tracemine.mine.context import MineContext
-from tracemine.mine.measure import Measure, parent_path
+from tracemine.mine.maps import key_like
+from tracemine.mine.measure import Measure, measure, parent_path
+from tracemine.mine.pooling import effective
+from tracemine.mine.templates import unary
 from tracemine.model.contract import Contract, Evidence, Kind, Side
 from tracemine.model.paths import ANY_KEY, WILDCARD, parse
 
@@ -80,6 +84,7 @@ def schemas(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> dic
     by id (each with ``members``, the ids it covers); ``candidates`` gains them too."""
     from tracemine.mine.crossfit import Candidate  # crossfit calls this module
 
+    _few_task_members(candidates, contexts)
     groups: dict[tuple[str, str], Group] = {}
     for cid in sorted(candidates):
         entry = candidates[cid]
@@ -118,6 +123,59 @@ def schemas(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> dic
         added[contract.id] = entry
     candidates.update(added)
     return added
+
+
+def _few_task_members(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> None:
+    """Structural candidates of the tools a context has too few tasks of for templates
+    (``min_support``), proposed on the one task there is, as members for their schema
+    only (a schema is priced from the pool; its members alone need ``--min-tasks``), and
+    counted on the held-out fold of a training context like any candidate. One task
+    cannot tell structure from values where values decide: whether a list or object is
+    empty (a file shared with nobody), or whether a key named like a record (an email
+    address, an id, a name of several words) is a field; those are not proposed."""
+    from tracemine.mine.crossfit import Candidate, _per_task
+
+    busiest: dict[tuple[str, str], tuple[int, int]] = {}
+    for name in sorted(contexts):
+        if name != "all" and not name.startswith("train:"):
+            continue
+        ctx = contexts[name]
+        tasks: dict[str, int] = {}
+        for profile in ctx.profiles():
+            tasks[profile.tool] = max(tasks.get(profile.tool, 0), profile.tasks)
+        few = {tool for tool, n in tasks.items() if 0 < n < ctx.min_support}
+        if not few:
+            continue
+        one = dataclasses.replace(ctx, min_support=1, paths={
+            key: p for key, p in ctx.paths.items() if key[0] in few})  # fmt: skip
+        fold = None if name == "all" else int(name.partition(":")[2])
+        test = contexts.get(f"test:{fold}") if fold is not None else None
+        for template in (unary.presence, unary.types):
+            for contract in template(one):
+                if contract.kind not in MEMBER_KINDS or _record_key(contract):
+                    continue
+                entry = candidates.setdefault(contract.id, Candidate())
+                if fold is None:
+                    entry.final = entry.final or contract
+                    continue
+                if fold in entry.proposals or test is None:
+                    continue
+                entry.proposals[fold] = contract
+                found = measure(contract, test)
+                if found is None or not found.checked:
+                    continue
+                entry.heldout[fold] = found
+                n, calls = _per_task(contract, test, busiest)
+                entry.units[fold] = effective(found.checked, found.violations, n, calls)
+                entry.tool_calls[fold] = test.tool_calls.get(contract.tool, 0)
+
+
+def _record_key(contract: Contract) -> bool:
+    """Whether a ``present`` names a key that looks like a record's, not a field's."""
+    if contract.kind != Kind.PRESENT:
+        return False
+    last = parse(contract.paths[0]).steps[-1]
+    return isinstance(last, str) and key_like(last)
 
 
 def _fold_record(entry: Any, fold: int, tested: list[Any]) -> None:

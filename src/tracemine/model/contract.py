@@ -5,6 +5,7 @@ A contract is data. The SQL that mines it, the frame that reviews it and the fun
 that checks it live in their own stages. Parameters by kind (``params``):
 
     type        {"type": "integer"|"number"|"string"|"boolean"|"array"|"object"|"null"}
+                or a list of them, as JSON Schema writes it: {"type": ["string", "null"]}
     range       {"min": x, "max": y}            (either may be absent)
     one_of      {"values": [...]}
     length      {"min": n, "max": m}            (arrays, strings, objects)
@@ -248,6 +249,7 @@ class Decision(BaseModel):
 
 _NUMBER = {"type": "number"}
 _PAIR: tuple[int, int | None] = (2, 2)
+_JSON_TYPE = {"enum": ["integer", "number", "string", "boolean", "array", "object", "null"]}
 
 
 def _needs(name: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -264,8 +266,8 @@ _EARLIER: dict[str, Any] = {
     "properties": {"from_tool": {"type": "string"}, "from_path": {"type": "string"}},
 }
 KIND_RULES: dict[Kind, _Rule] = {
-    Kind.TYPE: ((1, None), _needs("type", {"enum": [
-        "integer", "number", "string", "boolean", "array", "object", "null"]})),
+    Kind.TYPE: ((1, None), _needs("type", {"anyOf": [_JSON_TYPE, {
+        "type": "array", "items": _JSON_TYPE, "minItems": 1, "uniqueItems": True}]})),
     Kind.RANGE: ((1, None), _BOUNDS),
     Kind.LENGTH: ((1, None), _BOUNDS),
     Kind.ONE_OF: ((1, None), _needs("values", {"type": "array"})),

@@ -98,7 +98,9 @@ def parse(text: str) -> Path:
         if body.startswith(name + "(") and body.endswith(")"):
             function, body = name, body[len(name) + 1 : -1].strip()
             break
-    root = next((r for r in ROOTS if body == r or body.startswith((r + ".", r + "["))), None)
+    root = next(
+        (r for r in ROOTS if body == r or body.startswith((r + ".", r + "[", r + "{"))), None
+    )
     if root is None:
         raise PathError(f"path {text!r} must start with args or result")
     steps: list[Any] = []

@@ -18,7 +18,7 @@ from typing import Any
 
 from tracemine.model.paths import ANY_KEY, MISSING, WILDCARD, Path, parse
 from tracemine.monitor._compile import Compiled, Fail, judge
-from tracemine.monitor._predicates import bulk_predicate, unary_predicate
+from tracemine.monitor._predicates import bulk_predicate, type_names, unary_predicate
 from tracemine.monitor._values import NOTHING, Limits, getter, is_number, key
 
 Found = list[tuple[int, Any]] | None
@@ -141,7 +141,10 @@ class _Source:
 def _inline(src: _Source, kind: str, params: dict[str, Any]) -> str | None:
     """The predicate as an expression over ``{v}``, or None to call the closure."""
     if kind == "type":
-        return _INLINE_TYPES.get(params["type"])
+        found = [_INLINE_TYPES.get(name) for name in type_names(params["type"])]
+        if None in found:
+            return None
+        return found[0] if len(found) == 1 else "(" + " or ".join(f"({e})" for e in found) + ")"
     if kind in ("range", "length"):
         low = src.bind("_lo", -math.inf if params.get("min") is None else params["min"])
         high = src.bind("_hi", math.inf if params.get("max") is None else params["max"])

@@ -209,7 +209,11 @@ def _check_params(kind: str, params: dict[str, Any], paths: tuple[Path, ...], wh
              "needs exactly one path, the side's root (args or result)")  # fmt: skip
         need(isinstance(params.get("schema"), dict), "needs params.schema as an object")
     if kind == "type":
-        need(params.get("type") in JSON_TYPES, f"needs params.type, one of {sorted(JSON_TYPES)}")
+        types = params.get("type")
+        need(types in JSON_TYPES if not isinstance(types, list) else
+             bool(types) and len(set(types)) == len(types) and
+             all(isinstance(t, str) and t in JSON_TYPES for t in types),
+             f"needs params.type, one of {sorted(JSON_TYPES)} or a list of them")  # fmt: skip
     elif kind in ("range", "length"):
         bounds = [params[k] for k in ("min", "max") if params.get(k) is not None]
         need(bool(bounds) and all(map(_num, bounds)), "needs params.min and/or max as numbers")

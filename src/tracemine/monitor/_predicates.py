@@ -67,11 +67,29 @@ def _numbers(values: list[Any]) -> bool:
     return total == total
 
 
+def type_names(value: Any) -> tuple[str, ...]:
+    """The JSON types a ``type`` contract allows: one name, or a list of them
+    (``["string", "null"]``, as JSON Schema writes a nullable type)."""
+    return tuple(value) if isinstance(value, list | tuple) else (value,)
+
+
+def type_text(value: Any) -> str:
+    """``string``, or ``string or null`` for a list of types."""
+    return " or ".join(type_names(value))
+
+
+def _type_test(value: Any) -> Pred:
+    tests = [_TYPES[name] for name in type_names(value)]
+    if len(tests) == 1:
+        return tests[0]
+    return lambda v: any(test(v) for test in tests)
+
+
 def bulk_predicate(kind: str, params: dict[str, Any]) -> Callable[[list[Any]], bool] | None:
     """A whole-array test run in C for wildcard paths: True means every element passes;
     False only means "look element by element" (which also finds the culprit)."""
     if kind == "type":
-        classes = _CLASSES[params["type"]]
+        classes = set().union(*(_CLASSES[name] for name in type_names(params["type"])))
         return lambda vs: set(map(type, vs)) <= classes
     if kind == "not_null":
         return lambda vs: None not in vs
@@ -96,7 +114,7 @@ def unary_predicate(kind: str, params: dict[str, Any]) -> tuple[Pred, str]:
     if kind == "not_null":
         return (lambda v: v is not None), "not null"
     if kind == "type":
-        return _TYPES[params["type"]], f"type {params['type']}"
+        return _type_test(params["type"]), f"type {type_text(params['type'])}"
     if kind == "non_negative":
         return _fast_number(lambda v: v >= 0), ">= 0"
     if kind == "positive":

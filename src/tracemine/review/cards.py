@@ -36,6 +36,7 @@ from typing import Any
 from tracemine.errors import InputError
 from tracemine.model.contract import RUN_KINDS, Contract, ContractFile, MergeLabel, Side, Source
 from tracemine.model.paths import WILDCARD, PathError, format_path, parse
+from tracemine.monitor._predicates import type_text
 from tracemine.review.apply import is_stale
 
 STRUCTURAL = frozenset({"type", "present", "not_null", "non_empty"})
@@ -291,7 +292,8 @@ def _tree(members: Sequence[Contract]) -> list[Line]:
             lines.append(Line("the schema as one contract", _evidence(c)))
             continue
         path = c.paths[0]
-        fact = c.params.get("type") if c.kind.value == "type" else _FACTS.get(c.kind.value, "")
+        fact = (type_text(c.params.get("type")) if c.kind.value == "type"
+                else _FACTS.get(c.kind.value, ""))  # fmt: skip
         if c.kind.value == "type":
             facts.setdefault(path, []).insert(0, str(fact))
         else:

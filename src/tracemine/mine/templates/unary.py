@@ -53,12 +53,14 @@ def presence(ctx: MineContext) -> list[Contract]:
 
 def types(ctx: MineContext) -> list[Contract]:
     """``type``: every value of the path has one JSON type (integers count as numbers
-    where both occur)."""
+    where both occur), or one type where it is not null (``["string", "null"]``)."""
     out: list[Contract] = []
     for profile in ctx.profiles():
         json_type = profile.json_type
         if json_type is not None and json_type != "null":
             out += _free(Kind.TYPE, profile, ctx, type=json_type)
+        elif json_type is None and (nullable := profile.nullable_type) is not None:
+            out += _free(Kind.TYPE, profile, ctx, type=[nullable, "null"])
     return out
 
 
