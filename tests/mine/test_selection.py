@@ -200,8 +200,9 @@ def test_false_alarms_on_fresh_tasks_stay_within_the_target(suite: str, tmp_path
 
 
 def test_a_tool_keeps_at_most_max_per_tool_outside_its_schema(tmp_path: Path) -> None:
-    """The cap cuts the purchase after the first ``max_per_tool`` bought, folded members
-    not counted, and the provenance says how many were dropped and which."""
+    """The cap cuts the purchase after the first ``max_per_tool`` bought, schemas and
+    their folded members not counted, and the provenance says how many were dropped and
+    which."""
     runs, _ = _split("commerce", 40, seed=3)
     free = _mine(runs, tmp_path, max_per_tool=None)
     capped = mine(tmp_path / "runs.duckdb", max_per_tool=2)
@@ -210,7 +211,7 @@ def test_a_tool_keeps_at_most_max_per_tool_outside_its_schema(tmp_path: Path) ->
     def readable(result: Any) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
         for c in result.contracts:
-            if c.side != Side.RUN and not c.folded_into:
+            if c.side != Side.RUN and not c.folded_into and c.kind != Kind.SCHEMA:
                 out.setdefault(c.tool, set()).add(c.id)
         return out
 
@@ -228,10 +229,10 @@ def test_a_tool_keeps_at_most_max_per_tool_outside_its_schema(tmp_path: Path) ->
             assert line["detection_lost"] >= 0 and line["predicted_fa"] >= 0
         else:
             assert "capped" not in lines[tool]
-    # members folded into a kept schema stay, whatever the cap
-    folded = {c.id for c in free.contracts if c.folded_into and c.folded_into in
-              {i for ids in after.values() for i in ids}}  # fmt: skip
-    assert folded and folded <= {c.id for c in capped.contracts}
+    # schemas, and the members folded into them, stay whatever the cap
+    whole = {c.id for c in free.contracts if c.kind == Kind.SCHEMA or c.folded_into}
+    assert any(c.folded_into for c in free.contracts)
+    assert whole <= {c.id for c in capped.contracts}
 
 
 def test_max_per_tool_below_one_is_refused(tmp_path: Path) -> None:

@@ -105,7 +105,7 @@ def mine_command(
         int,
         typer.Option(
             "--max-per-tool", metavar="N", min=1,
-            help="Within the budget, at most N contracts a tool outside its schema, the "
+            help="Within the budget, at most N contracts a tool besides its schemas, the "
             "first bought; the file names what was dropped.",
         ),
     ] = 50,

@@ -114,7 +114,7 @@ def mine(
     tool, what was predicted and why a tool kept nothing. ``budget=False`` keeps every
     eligible candidate instead (to review what cross-fitting found; the predicted rate
     of that set is still written, and may exceed ``target_fa``). Within the budget a tool
-    keeps at most ``max_per_tool`` contracts outside its schema, the first bought
+    keeps at most ``max_per_tool`` contracts besides its schemas, the first bought
     (``None``: no cap); ``provenance["selection"]["tools"]`` names what the cap dropped.
     Without task ids give ``task_key`` (a run field, metadata key or ``regex:``) or
     ``crossfit=False``. Profiles are stored in the database and reused while its calls

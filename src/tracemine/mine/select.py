@@ -59,7 +59,7 @@ class Settings:
     crossfit: bool
     budget: bool = True
     max_per_tool: int | None = None
-    """At most this many contracts a tool keeps outside its schema (None: no cap)."""
+    """At most this many contracts a tool keeps besides its schemas (None: no cap)."""
 
 
 @dataclass
@@ -213,8 +213,8 @@ def _members_alone(
 
 
 MAX_PER_TOOL = 50
-"""The most contracts one tool keeps outside its schema (members folded into the schema
-are not counted): past a few dozen, a tool's set is a profile to read, not contracts to
+"""The most contracts one tool keeps besides its schemas (a schema and the members folded
+into it are not counted): past a few dozen, a tool's set is a profile to read, not contracts to
 review. Set from the mined suites, where no budgeted tool keeps more than a dozen; a tool
 of thousands of paths buys hundreds of near-free per-path claims."""
 CAPPED_SHOWN = 20
@@ -223,10 +223,23 @@ CAPPED_SHOWN = 20
 
 def cap(chosen: list[Priced], limit: int | None) -> tuple[list[Priced], list[Priced]]:
     """``chosen`` (in the order they were bought: most detection per unit of price first,
-    then the free ones cheapest first) cut after ``limit`` contracts; and what was cut."""
-    if limit is None or len(chosen) <= limit:
+    then the free ones cheapest first) with at most ``limit`` contracts besides the
+    tool's schemas, which are always kept (each is one item however many paths it
+    covers); and what was cut."""
+    if limit is None:
         return chosen, []
-    return chosen[:limit], chosen[limit:]
+    kept: list[Priced] = []
+    cut: list[Priced] = []
+    others = 0
+    for option in chosen:
+        if option.contract.kind == Kind.SCHEMA:
+            kept.append(option)
+        elif others < limit:
+            kept.append(option)
+            others += 1
+        else:
+            cut.append(option)
+    return kept, cut
 
 
 def _capped_line(
@@ -237,7 +250,7 @@ def _capped_line(
     kept = [o.cid for o in chosen]
     lost = faults.detection(kept + [o.cid for o in capped]) - faults.detection(kept)
     return {
-        "rule": f"at most {settings.max_per_tool} contracts outside the schema, in the "
+        "rule": f"at most {settings.max_per_tool} contracts besides the schemas, in the "
         "order bought (most estimated detection per unit of price first)",
         "dropped": len(capped),
         "predicted_fa": round(sum(o.price for o in capped), 6),
