@@ -197,3 +197,46 @@ def test_false_alarms_on_fresh_tasks_stay_within_the_target(suite: str, tmp_path
     assert calls > 1000
     assert low <= 0.01, (suite, alarmed, calls)
     assert 0.002 < predicted / 2 <= 0.01
+
+
+def test_a_tool_keeps_at_most_max_per_tool_outside_its_schema(tmp_path: Path) -> None:
+    """The cap cuts the purchase after the first ``max_per_tool`` bought, schemas and
+    their folded members not counted, and the provenance says how many were dropped and
+    which."""
+    runs, _ = _split("commerce", 40, seed=3)
+    free = _mine(runs, tmp_path, max_per_tool=None)
+    capped = mine(tmp_path / "runs.duckdb", max_per_tool=2)
+    assert capped.provenance["params"]["max_per_tool"] == 2
+
+    def readable(result: Any) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for c in result.contracts:
+            if c.side != Side.RUN and not c.folded_into and c.kind != Kind.SCHEMA:
+                out.setdefault(c.tool, set()).add(c.id)
+        return out
+
+    before, after = readable(free), readable(capped)
+    assert any(len(ids) > 2 for ids in before.values())  # the cap binds somewhere
+    lines = capped.provenance["selection"]["tools"]
+    for tool, ids in before.items():
+        kept = after.get(tool, set())
+        assert len(kept) == min(len(ids), 2)
+        assert kept <= ids
+        if len(ids) > 2:
+            line = lines[tool]["capped"]
+            assert line["dropped"] == len(ids) - 2
+            assert set(line["ids"]) == ids - kept
+            assert line["detection_lost"] >= 0 and line["predicted_fa"] >= 0
+        else:
+            assert "capped" not in lines[tool]
+    # schemas, and the members folded into them, stay whatever the cap
+    whole = {c.id for c in free.contracts if c.kind == Kind.SCHEMA or c.folded_into}
+    assert any(c.folded_into for c in free.contracts)
+    assert whole <= {c.id for c in capped.contracts}
+
+
+def test_max_per_tool_below_one_is_refused(tmp_path: Path) -> None:
+    from tracemine.errors import InputError
+
+    with pytest.raises(InputError, match="--max-per-tool must be at least 1"):
+        mine(tmp_path / "none.duckdb", max_per_tool=0)

@@ -101,6 +101,14 @@ def mine_command(
             "(for review; the file says what each costs).",
         ),
     ] = False,
+    max_per_tool: Annotated[
+        int,
+        typer.Option(
+            "--max-per-tool", metavar="N", min=1,
+            help="Within the budget, at most N contracts a tool besides its schemas, the "
+            "first bought; the file names what was dropped.",
+        ),
+    ] = 50,
     seed: Annotated[
         int, typer.Option("--seed", metavar="N",
                           help="Seed of the task-to-fold split.")
@@ -123,7 +131,7 @@ def mine_command(
     settings = dict(
         folds=folds, target_fa=target_fa, min_tasks=min_tasks, tools=tool, where=where,
         task_key=task_key, crossfit=not no_crossfit, seed=seed, run_level=run_level,
-        budget=not all_eligible,
+        budget=not all_eligible, max_per_tool=max_per_tool,
     )  # fmt: skip
     sharded = check_sharded(sources, workers, scheduler)
     if sharded:

@@ -23,7 +23,7 @@ from tracemine.mine.detect import estimate
 from tracemine.mine.noise import mark_noisy
 from tracemine.mine.relations import Relations, find_pairs
 from tracemine.mine.schema import add_catches, schemas
-from tracemine.mine.select import Settings, select
+from tracemine.mine.select import MAX_PER_TOOL, Settings, select
 from tracemine.mine.shards import LocalShards, Shards
 from tracemine.mine.state import ensure_calls, ensure_profiles, run_counts, runs_of
 from tracemine.mine.trajectory import mine_runs
@@ -68,6 +68,7 @@ class Options:
     min_folds: int | None = None
     run_level: bool = False
     budget: bool = True
+    max_per_tool: int | None = MAX_PER_TOOL
 
     @classmethod
     def of(cls, *, where: str | Sequence[str] | None = None, tools: Sequence[str] | None = None,
@@ -78,6 +79,8 @@ class Options:
             raise InputError(f"--folds must be at least 2 to cross-fit (got {options.folds})")
         if not 0 < options.target_fa < 1:
             raise InputError(f"--target-fa must be between 0 and 1 (got {options.target_fa})")
+        if options.max_per_tool is not None and options.max_per_tool < 1:
+            raise InputError(f"--max-per-tool must be at least 1 (got {options.max_per_tool})")
         texts = where if where is None or isinstance(where, str) else list(where)
         return replace(options, filters=tuple(parse_filters(texts)))
 
@@ -96,6 +99,7 @@ def mine(
     min_folds: int | None = None,
     run_level: bool = False,
     budget: bool = True,
+    max_per_tool: int | None = MAX_PER_TOOL,
     progress: Callable[[str], None] | None = None,
 ) -> ContractFile:
     """Mine candidate contracts from the nominal calls of the store at ``db``.
@@ -109,7 +113,9 @@ def mine(
     ``target_fa`` (:mod:`tracemine.mine.select`); ``provenance["selection"]`` says, per
     tool, what was predicted and why a tool kept nothing. ``budget=False`` keeps every
     eligible candidate instead (to review what cross-fitting found; the predicted rate
-    of that set is still written, and may exceed ``target_fa``).
+    of that set is still written, and may exceed ``target_fa``). Within the budget a tool
+    keeps at most ``max_per_tool`` contracts besides its schemas, the first bought
+    (``None``: no cap); ``provenance["selection"]["tools"]`` names what the cap dropped.
     Without task ids give ``task_key`` (a run field, metadata key or ``regex:``) or
     ``crossfit=False``. Profiles are stored in the database and reused while its calls
     and these filters stay the same. With ``run_level`` the run-level contracts (prior
@@ -126,7 +132,7 @@ def mine(
     options = Options.of(
         folds=folds, target_fa=target_fa, min_tasks=min_tasks, tools=tools, where=where,
         task_key=task_key, crossfit=crossfit, seed=seed, min_folds=min_folds,
-        run_level=run_level, budget=budget,
+        run_level=run_level, budget=budget, max_per_tool=max_per_tool,
     )  # fmt: skip
     if not Path(db).exists():
         raise StoreError(f"{db}: no such database; run `tracemine ingest` first")
@@ -195,7 +201,7 @@ def mine_shards(
         added = schemas(candidates, contexts)
         settings = Settings(o.folds if o.crossfit else 0, o.target_fa, o.min_tasks,
                             o.min_folds if o.min_folds is not None else max(o.folds - 1, 1),
-                            o.crossfit, o.budget)  # fmt: skip
+                            o.crossfit, o.budget, o.max_per_tool)  # fmt: skip
         finals = [c.final for c in candidates.values() if c.final is not None]
         step = stage("detection estimate", "estimating detection")
         faults = estimate(shards, finals, o.seed)
@@ -228,6 +234,7 @@ def mine_shards(
             "tools": sorted(o.tools) if o.tools else None, "where": [f.text for f in filters],
             "task_key": o.task_key, "crossfit": o.crossfit, "seed": o.seed,
             "run_level": o.run_level, "budget": o.budget,
+            "max_per_tool": o.max_per_tool,
         },
         "profile": {"fingerprint": info.fingerprint, "reused": info.reused,
                     "per": "fold" if info.per_fold else "task",

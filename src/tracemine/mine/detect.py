@@ -4,10 +4,14 @@ Selection spends a false-alarm budget on the contracts that buy the most detecti
 needs an estimate of detection per contract. For each tool a few nominal calls are drawn
 (one per task, seeded), every call-level fault of :mod:`tracemine.faults` that fits is
 injected into copies of them (a bounded number of sites per call and class), and the
-monitor, loaded with every candidate of the tool, says which candidates each faulty copy
-breaks that the nominal call did not. A tool's detection of a set of contracts is then the
-mean, over the fault classes that fit the tool, of the share of its faults the set
-catches — the figure ``tracemine evaluate`` reports per class, estimated before selection.
+monitor's own compiled checks say which candidates each faulty copy breaks that the
+nominal call did not. A fault changes a few sites of one call, so only
+the candidates reading those sites (a path at, above or below one) are checked again on
+the faulty copy; the rest keep the verdict they gave the nominal call, and the cost
+follows the sites a fault touches, not the tool's paths. A tool's detection of a set of
+contracts is then the mean, over the fault classes that fit the tool, of the share of its
+faults the set catches — the figure ``tracemine evaluate`` reports per class, estimated
+before selection.
 """
 
 from __future__ import annotations
@@ -15,14 +19,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from tracemine.faults import FaultClass, variants
 from tracemine.mine.profile import order_sql
-from tracemine.model.contract import Contract, ContractFile
-from tracemine.monitor import Monitor
+from tracemine.model.contract import Contract, ContractFile, Kind
+from tracemine.model.paths import ANY_KEY, WILDCARD, PathError, parse
+from tracemine.model.result import is_error_payload, result_value
+from tracemine.monitor._compile import Compiled, Fail, compile_call_contract
+from tracemine.monitor._load import RUN_LEVEL, WHOLE, parse_document
 
 if TYPE_CHECKING:
     from tracemine.mine.shards import Shards
@@ -116,14 +123,24 @@ def estimate(
                 "arguments": _load(arguments), "result": _load(result)}  # fmt: skip
         runs.append({"run_id": f"sample-{number}", "task_id": task, "calls": [call]})
     document = ContractFile(contracts=contracts).model_dump(mode="json", exclude_none=True)
-    monitor = Monitor.from_dict(document, include_proposed=True)
+    readers = Readers(contracts, document)
     out = {tool: ToolFaults() for tool in by_tool}
     found: dict[str, list[tuple[str, set[str]]]] = {tool: [] for tool in by_tool}
-    nominal = [_broken(monitor, run) for run in runs]
+    nominal = [_as_checked(run["calls"][0]) for run in runs]
+    verdicts: list[dict[int, bool]] = [{} for _ in runs]  # per call, contract → breaks it
     for index, fault_class, faulty in variants(runs, CALL_CLASSES, max_sites=MAX_SITES,
                                                seed=seed):  # fmt: skip
         tool = runs[index]["calls"][0]["tool"]
-        found[tool].append((fault_class.value, _broken(monitor, faulty) - nominal[index]))
+        before, after = nominal[index], _as_checked(faulty["calls"][0])
+        places = [("args",), ("result",)] if before[2] != after[2] else changed(before, after)
+        caught = set()
+        for number in sorted(readers.reading(tool, places)):
+            was = verdicts[index].get(number)
+            if was is None:
+                was = verdicts[index][number] = readers.breaks(number, *before)
+            if not was and readers.breaks(number, *after):
+                caught.add(readers.ids[number])
+        found[tool].append((fault_class.value, caught))
     for tool, faults in found.items():
         entry = out[tool]
         for name, _ in faults:
@@ -135,10 +152,132 @@ def estimate(
     return out
 
 
-def _broken(monitor: Monitor, run: dict) -> set[str]:
-    call = run["calls"][0]
-    receipt = monitor.check(call["tool"], call["arguments"], call["result"])
-    return {v.contract_id for v in receipt.violations}
+def _as_checked(call: dict) -> tuple[Any, Any, bool]:
+    """(arguments, result, failed) as :meth:`Monitor.check` reads a call said to be ``ok``:
+    content text parsed, an error payload a failed call."""
+    result = call.get("result")
+    if result.__class__ is str:
+        result = result_value(result)
+    return call.get("arguments"), result, isinstance(result, dict) and is_error_payload(result)
+
+
+def changed(before: tuple, after: tuple) -> list[tuple]:
+    """Where a faulty call's (arguments, result) differ from its nominal copy's: (root,
+    steps…) of each deepest differing value (a list of another length, a value of another
+    type, a key added or removed is a change at that place)."""
+    out: list[tuple] = []
+    _diff(before[0], after[0], ("args",), out)
+    _diff(before[1], after[1], ("result",), out)
+    return out
+
+
+def _diff(a: object, b: object, at: tuple, out: list[tuple]) -> None:
+    if type(a) is not type(b):
+        out.append(at)
+    elif isinstance(a, dict):
+        assert isinstance(b, dict)
+        for key in a.keys() | b.keys():
+            if key not in a or key not in b:
+                out.append((*at, key))
+            else:
+                _diff(a[key], b[key], (*at, key), out)
+    elif isinstance(a, list):
+        assert isinstance(b, list)
+        if len(a) != len(b):
+            out.append(at)
+        else:
+            for n, (x, y) in enumerate(zip(a, b, strict=True)):
+                _diff(x, y, (*at, n), out)
+    elif a != b:
+        out.append(at)
+
+
+class _Node:
+    __slots__ = ("below", "children", "here")
+
+    def __init__(self) -> None:
+        self.children: dict[object, _Node] = {}
+        self.here: list[int] = []  # contracts reading exactly this place
+        self.below: list[int] | None = None  # here and every place under it (memoized)
+
+    def every(self) -> list[int]:
+        if self.below is None:
+            found = list(self.here)
+            for child in self.children.values():
+                found += child.every()
+            self.below = found
+        return self.below
+
+
+class Readers:
+    """Per tool, which candidates read which places (their paths and their condition's
+    path, a derived ``len(x)`` reading ``x``), and each candidate compiled as the monitor
+    compiles it, when first needed."""
+
+    def __init__(self, contracts: list[Contract], document: dict) -> None:
+        self.ids = [c.id for c in contracts]
+        self.document = document  # its contracts in the order of ``contracts``
+        self.compiled: dict[int, Compiled | None] = {}
+        self.roots: dict[str, _Node] = {}
+        self.everywhere: dict[str, list[int]] = {}  # candidates of paths that do not parse
+        for number, contract in enumerate(contracts):
+            if contract.kind == Kind.SCHEMA:  # checked through its members: nothing here
+                continue
+            tool = contract.tool
+            texts = [*contract.paths, *([contract.when.path] if contract.when else [])]
+            try:
+                parsed = [parse(text) for text in texts]
+            except PathError:
+                parsed = []
+            if not parsed:
+                self.everywhere.setdefault(tool, []).append(number)
+            for path in parsed:
+                top = self.roots.setdefault(tool, _Node())
+                node = top.children.setdefault(path.root, _Node())
+                for step in path.steps:
+                    node = node.children.setdefault(step, _Node())
+                node.here.append(number)
+
+    def reading(self, tool: str, places: list[tuple]) -> set[int]:
+        """The candidates of ``tool`` that read at, above or below one of ``places``."""
+        found = set(self.everywhere.get(tool, ()))
+        top = self.roots.get(tool)
+        if top is None:
+            return found
+        for place in places:
+            nodes = [top.children[place[0]]] if place[0] in top.children else []
+            for step in place[1:]:
+                following = []
+                for node in nodes:
+                    found.update(node.here)  # a path above the place reads it
+                    many = WILDCARD if isinstance(step, int) else ANY_KEY
+                    for key in (step, many):
+                        child = node.children.get(key)
+                        if child is not None:
+                            following.append(child)
+                nodes = following
+            for node in nodes:
+                found.update(node.every())
+        return found
+
+    def breaks(self, number: int, args: Any, result: Any, failed: bool) -> bool:
+        """Whether candidate ``number`` reports a violation on this call, as the monitor's
+        reference path decides it (a contract that cannot be evaluated breaks nothing)."""
+        if number not in self.compiled:
+            head = {k: v for k, v in self.document.items() if k != "contracts"}
+            one = {**head, "contracts": [self.document["contracts"][number]]}
+            (spec,) = parse_document(one)
+            call_level = spec.kind not in RUN_LEVEL and spec.kind not in WHOLE
+            self.compiled[number] = compile_call_contract(spec) if call_level else None
+        compiled = self.compiled[number]
+        if compiled is None or (failed and compiled.needs_result):
+            return False
+        try:
+            if compiled.when is not None and not compiled.when(args, result):
+                return False
+            return isinstance(compiled.test(args, result), Fail)
+        except Exception:  # not evaluated, or a contract breaking on odd input
+            return False
 
 
 def _load(text: str | None) -> object:

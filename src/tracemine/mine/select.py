@@ -58,6 +58,8 @@ class Settings:
     min_folds: int
     crossfit: bool
     budget: bool = True
+    max_per_tool: int | None = None
+    """At most this many contracts a tool keeps besides its schemas (None: no cap)."""
 
 
 @dataclass
@@ -134,8 +136,10 @@ def select(
                 if settings.crossfit else None  # fmt: skip
         spend = settings.crossfit and settings.budget
         chosen = buy(options, found, settings.target_fa) if spend else options
+        capped: list[Priced] = []
         if spend:
             chosen = _members_alone(chosen, options, candidates, alone, found, settings)
+            chosen, capped = cap(chosen, settings.max_per_tool)
         added = 0
         for option in chosen:
             update = {"evidence": option.evidence, "description": describe(option.contract)}
@@ -152,6 +156,8 @@ def select(
         tools[tool] = _tool_line(tool, size, options, chosen, found, settings, priors)
         if added:
             tools[tool]["folded"] = added
+        if capped:
+            tools[tool]["capped"] = _capped_line(capped, chosen, found, settings)
     families = {name: {"a": round(p.a, 6), "b": round(p.b, 6), "mean": round(p.mean, 6),
                        "members": p.members} for name, p in priors.items()}  # fmt: skip
     return Selection(
@@ -204,6 +210,53 @@ def _members_alone(
         option.evidence.detection = round(faults.detection([option.cid]), 4)
     rest = [o for o in options if o.cid not in taken and o.cid not in left_out]
     return buy(rest + more, faults, settings.target_fa, chosen)
+
+
+MAX_PER_TOOL = 50
+"""The most contracts one tool keeps besides its schemas (a schema and the members folded
+into it are not counted): past a few dozen, a tool's set is a profile to read, not contracts to
+review. Set from the mined suites, where no budgeted tool keeps more than a dozen; a tool
+of thousands of paths buys hundreds of near-free per-path claims."""
+CAPPED_SHOWN = 20
+"""Ids of dropped contracts named in the provenance (the count is always given)."""
+
+
+def cap(chosen: list[Priced], limit: int | None) -> tuple[list[Priced], list[Priced]]:
+    """``chosen`` (in the order they were bought: most detection per unit of price first,
+    then the free ones cheapest first) with at most ``limit`` contracts besides the
+    tool's schemas, which are always kept (each is one item however many paths it
+    covers); and what was cut."""
+    if limit is None:
+        return chosen, []
+    kept: list[Priced] = []
+    cut: list[Priced] = []
+    others = 0
+    for option in chosen:
+        if option.contract.kind == Kind.SCHEMA:
+            kept.append(option)
+        elif others < limit:
+            kept.append(option)
+            others += 1
+        else:
+            cut.append(option)
+    return kept, cut
+
+
+def _capped_line(
+    capped: list[Priced], chosen: list[Priced], faults: ToolFaults, settings: Settings
+) -> dict[str, Any]:
+    """What the cap dropped: how many, the price they would have spent, the detection the
+    kept set loses without them, and the first of their ids in the order they were bought."""
+    kept = [o.cid for o in chosen]
+    lost = faults.detection(kept + [o.cid for o in capped]) - faults.detection(kept)
+    return {
+        "rule": f"at most {settings.max_per_tool} contracts besides the schemas, in the "
+        "order bought (most estimated detection per unit of price first)",
+        "dropped": len(capped),
+        "predicted_fa": round(sum(o.price for o in capped), 6),
+        "detection_lost": round(lost, 4),
+        "ids": [o.cid for o in capped[:CAPPED_SHOWN]],
+    }
 
 
 def buy(
