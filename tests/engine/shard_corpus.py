@@ -15,7 +15,7 @@ from tracemine.ingest import ingest, store
 from tracemine.ingest.pipeline import ingest_shard
 from tracemine.mine import mine
 from tracemine.mine.api import MINE_MEMORY_LIMIT, Options, mine_shards
-from tracemine.mine.shards import LocalShards
+from tracemine.mine.profile.shards import LocalShards
 from tracemine.model.contract import ContractFile
 from tracemine.simulate import simulate, write_traces
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from shard_corpus import comparable, in_process, one_store, simulated_shards
 
-from tracemine.mine import conditional
+from tracemine.mine.propose import conditional
 
 
 def test_a_sampled_target_is_the_same_in_one_store_and_in_shards(

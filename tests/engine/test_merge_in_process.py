@@ -1,5 +1,5 @@
 """Mining the stores of a corpus' shards finds, byte for byte, what one store of the same
-files finds: every shard step's merge is exact (tracemine.mine.shards). In process, so
+files finds: every shard step's merge is exact (tracemine.mine.profile.shards). In process, so
 each suite and option costs seconds; tests/engine/test_sharded.py does it on Dask."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pytest
 
 from tracemine.evaluate import EvaluationReport, evaluate
 from tracemine.evaluate.split import from_traces, split_tasks
-from tracemine.mine.pooling import family_of
+from tracemine.mine.evidence.pooling import family_of
 from tracemine.model.contract import load_contracts
 from tracemine.monitor import Monitor, replay
 

@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 from reference_paths import MISSING, evaluate, parse, select
 
-from tracemine.mine.formats import CURRENCIES, FORMAT_NAMES
+from tracemine.mine.profile.formats import CURRENCIES, FORMAT_NAMES
 from tracemine.model.contract import Contract, Kind, Predicate
 
 _FORMATS = {

@@ -9,7 +9,7 @@ import pytest
 
 from tracemine.ingest import ingest
 from tracemine.mine import mine
-from tracemine.mine.templates.strings import MAX_UNSEEN_MASS, unseen_mass
+from tracemine.mine.propose.templates.strings import MAX_UNSEEN_MASS, unseen_mass
 from tracemine.model.contract import ContractFile, Kind
 
 SHAPES = Path(__file__).resolve().parents[1] / "data" / "real_shapes" / "shapes.jsonl"

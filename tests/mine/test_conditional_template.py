@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracemine.mine.conditional import Feature, Target
-from tracemine.mine.templates.conditional import _best, _predicate
+from tracemine.mine.propose.conditional import Feature, Target
+from tracemine.mine.propose.templates.conditional import _best, _predicate
 from tracemine.model.contract import Kind
 
 

@@ -11,8 +11,8 @@ from tracemine.faults import variants
 from tracemine.ingest import ingest
 from tracemine.ingest.store import connect
 from tracemine.mine import mine
-from tracemine.mine.detect import CALL_CLASSES, MAX_SITES, Readers, changed, estimate
-from tracemine.mine.shards import LocalShards
+from tracemine.mine.evidence.detect import CALL_CLASSES, MAX_SITES, Readers, changed, estimate
+from tracemine.mine.profile.shards import LocalShards
 from tracemine.model.contract import Contract, ContractFile, Kind, Predicate, Side
 from tracemine.monitor import Monitor
 from tracemine.simulate import simulate, write_traces
@@ -66,7 +66,7 @@ def test_catches_are_those_of_a_monitor_of_every_candidate(tmp_path: Path) -> No
     with closing(connect(db, read_only=True)) as con:
         shards = LocalShards([con], client_is_store=True)
         found = estimate(shards, candidates, seed=0)
-        from tracemine.mine.detect import merge_samples, sample_calls
+        from tracemine.mine.evidence.detect import merge_samples, sample_calls
 
         rows = merge_samples(shards.map(sample_calls, 0, label="sample"))
     # the reference: one monitor of every candidate, every faulty copy checked in full

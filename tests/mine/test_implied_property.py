@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracemine.mine.implied import _STRONGER, implies, mark_implied
+from tracemine.mine.select.implied import _STRONGER, implies, mark_implied
 from tracemine.model.contract import Contract, ContractFile, Kind
 from tracemine.monitor import Monitor
 

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from tracemine.mine.crossfit import upper_bound
+from tracemine.mine.evidence.crossfit import upper_bound
 
 
 def binomial_cdf(k: int, n: int, p: float) -> float:

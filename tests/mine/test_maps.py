@@ -11,7 +11,7 @@ import pytest
 
 from tracemine.ingest import ingest
 from tracemine.mine import mine
-from tracemine.mine.maps import id_like
+from tracemine.mine.profile.maps import id_like
 from tracemine.model.contract import Contract
 from tracemine.monitor import Monitor
 

@@ -9,9 +9,9 @@ import duckdb
 import pytest
 
 from tracemine.ingest import ingest
-from tracemine.mine import measure as measure_module
 from tracemine.mine import mine
-from tracemine.mine import profile as profile_module
+from tracemine.mine.profile import aggregates as profile_module
+from tracemine.mine.propose import measure as measure_module
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "mine" / "shop_small.jsonl"
 

@@ -115,7 +115,7 @@ def test_profile_fingerprint_names_the_files_not_the_hour(tmp_path: Path) -> Non
     """The same files read into a new store give the same fingerprint (re-running a
     pipeline rewrites nothing needlessly); other content or a re-read file does not."""
     from tracemine.ingest import store as stores
-    from tracemine.mine.profile import fingerprint
+    from tracemine.mine.profile.aggregates import fingerprint
 
     def printed(db: Path) -> str:
         con = stores.connect(db, read_only=True)

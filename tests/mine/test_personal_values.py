@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tracemine.mine.formats import looks_personal
+from tracemine.mine.profile.formats import looks_personal
 from tracemine.model.contract import SCHEMA_VERSION
 
 # two people the traces alternate between: each value is seen in six tasks, so a literal

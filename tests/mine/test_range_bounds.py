@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from tracemine.mine.templates.unary import calibrate
+from tracemine.mine.propose.templates.unary import calibrate
 
 EDGES = {
     "huge": ([1.0, 1e308], False),

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
-from tracemine.mine.context import MineContext, PathProfile
-from tracemine.mine.profile import PROFILE_COLUMNS
-from tracemine.mine.relations import MAX_PAIRS_PER_TOOL, MAX_VOCABULARY_PAIRS, find_pairs
+from tracemine.mine.profile.aggregates import PROFILE_COLUMNS
+from tracemine.mine.propose.context import MineContext, PathProfile
+from tracemine.mine.propose.relations import MAX_PAIRS_PER_TOOL, MAX_VOCABULARY_PAIRS, find_pairs
 
 _LETTERS = "abcdefghijklmnopqrtuvwxyz"  # no s: a plural s is dropped
 

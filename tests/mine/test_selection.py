@@ -13,11 +13,11 @@ import pytest
 from tracemine.evaluate.model import wilson
 from tracemine.ingest import ingest
 from tracemine.mine import mine
-from tracemine.mine.crossfit import upper_bound
-from tracemine.mine.detect import ToolFaults
-from tracemine.mine.implied import mark_implied
-from tracemine.mine.pooling import Prior, effective, fit_prior
-from tracemine.mine.select import Priced, buy
+from tracemine.mine.evidence.crossfit import upper_bound
+from tracemine.mine.evidence.detect import ToolFaults
+from tracemine.mine.evidence.pooling import Prior, effective, fit_prior
+from tracemine.mine.select.budget import Priced, buy
+from tracemine.mine.select.implied import mark_implied
 from tracemine.model.contract import Contract, Evidence, Kind, Side
 from tracemine.monitor import Monitor
 from tracemine.simulate import simulate, write_traces

@@ -14,7 +14,7 @@ import pytest
 
 from tracemine.ingest import ingest
 from tracemine.mine import mine
-from tracemine.mine.describe import describe
+from tracemine.mine.select.describe import describe
 from tracemine.model.contract import Contract, Kind
 
 CITIES = ("Lisbon", "Porto", "Gare de Lyon", "Madrid", "Sevilla", "Berlin", "Hamburg", "Nice")
@@ -151,7 +151,7 @@ def test_mining_a_part_of_the_tasks_at_a_time_finds_the_same_vocabulary(
 ) -> None:
     import duckdb
 
-    from tracemine.mine import profile as profile_module
+    from tracemine.mine.profile import aggregates as profile_module
 
     trace = _write(tmp_path / "v.jsonl", 30, seed=1)
     whole, split = tmp_path / "whole.duckdb", tmp_path / "split.duckdb"

@@ -8,7 +8,7 @@
     address.py  what ``--scheduler`` may name, and the first answer asked of it
 
 Mining itself is the same code as on one store: its steps run on every shard's store and
-their results merge exactly (:mod:`tracemine.mine.shards`). Another engine (Ray, Spark)
+their results merge exactly (:mod:`tracemine.mine.profile.shards`). Another engine (Ray, Spark)
 is another module beside ``dask.py`` with the same two classes.
 """
 

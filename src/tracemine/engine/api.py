@@ -19,7 +19,7 @@ from tracemine.errors import InputError, StoreError
 from tracemine.ingest.pipeline import FileReport, IngestReport
 from tracemine.ingest.store import out_of_memory, parse_size, ran_out_of_memory
 from tracemine.mine.api import MINE_MEMORY_LIMIT, Options, mine_shards
-from tracemine.mine.shards import Setup
+from tracemine.mine.profile.shards import Setup
 from tracemine.model.contract import ContractFile
 
 Progress = Callable[[str, int, int], None]
@@ -60,7 +60,7 @@ def mine_sharded(
     ``client``. Each shard (:mod:`tracemine.engine.plan`) is read into a store of its own
     under ``work``, a folder every worker sees, and profiled there; the client adds the
     profiles up, proposes, and has the held-out counts made shard by shard
-    (:mod:`tracemine.mine.shards`). ``settings`` are :func:`tracemine.mine`'s keywords,
+    (:mod:`tracemine.mine.profile.shards`). ``settings`` are :func:`tracemine.mine`'s keywords,
     and the contracts are the ones :func:`tracemine.mine` finds in one store of the same
     files with the same seed. Shards are kept in ``work``: mining them again reads nothing
     again. ``progress`` is called with (pass, shards done, shards), ``on_cluster`` with the

@@ -3,7 +3,7 @@
 :func:`cluster` starts a ``LocalCluster`` of ``workers`` processes, one thread each, or
 joins the scheduler at an address; :class:`DaskEngine` runs the worker functions of
 :mod:`tracemine.engine.worker` there, a task per shard, and :class:`DaskShards` is the
-:class:`tracemine.mine.shards.Shards` the miner maps its steps over. What is shipped to
+:class:`tracemine.mine.profile.shards.Shards` the miner maps its steps over. What is shipped to
 the workers is a shard's description, a store's path, the step (by name: tracemine must
 be installed on the workers, at the client's version) and the step's small parameters;
 results are summaries (profiles per fold, counts, a few rows per tool). No connection is
@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from tracemine.engine import worker
 from tracemine.engine.address import CONNECT_TIMEOUT, Tls, check_address, probe, security
 from tracemine.errors import InputError, ShardFailed, TracemineError
-from tracemine.mine.shards import Setup
+from tracemine.mine.profile.shards import Setup
 
 T = TypeVar("T")
 Progress = Callable[[str, int, int], None]
@@ -225,7 +225,7 @@ class DaskEngine:
 
 
 class DaskShards:
-    """The stores of a sharded mine, as :class:`tracemine.mine.shards.Shards` on Dask."""
+    """The stores of a sharded mine, as :class:`tracemine.mine.profile.shards.Shards` on Dask."""
 
     client_is_store = False
 

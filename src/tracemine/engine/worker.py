@@ -25,9 +25,9 @@ from tracemine.errors import StoreError
 from tracemine.ingest import store
 from tracemine.ingest.pipeline import FileReport, ingest_shard, stored_report
 from tracemine.ingest.readers import READERS
-from tracemine.mine.shards import Setup, prepare
-from tracemine.mine.state import nominal
-from tracemine.mine.where import Filter
+from tracemine.mine.profile.shards import Setup, prepare
+from tracemine.mine.profile.state import nominal
+from tracemine.mine.profile.where import Filter
 
 COPY_CHUNK = 1 << 22
 

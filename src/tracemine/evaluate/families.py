@@ -1,7 +1,7 @@
 """Fresh-task calibration per contract family: the price mining put on each kept contract
 against how often it alarmed on the nominal calls of evaluation tasks it never saw.
 
-Selection prices a contract by its family (:func:`tracemine.mine.pooling.family_of`:
+Selection prices a contract by its family (:func:`tracemine.mine.evidence.pooling.family_of`:
 kind × side × value type …): ``evidence.fa_share`` is the false-alarm share it is expected
 to add per call of its tool on a new task, and a tool's ``predicted_fa`` is the sum of
 its contracts' shares. Per family, over the contracts the arm's monitor enforced:
@@ -27,7 +27,7 @@ from typing import Any
 
 from tracemine.evaluate.model import FamilyCalibration, FamilyRow, Rate
 from tracemine.evaluate.score import Alarm
-from tracemine.mine.pooling import family_of
+from tracemine.mine.evidence.pooling import family_of
 from tracemine.model.contract import Contract, Kind
 
 UNPRICED = "(no price)"

@@ -15,19 +15,19 @@ import duckdb
 from tracemine.errors import InputError, StoreError
 from tracemine.ingest.store import connect, out_of_memory, ran_out_of_memory, writing
 from tracemine.ingest.taskkey import suggest
-from tracemine.mine.conditional import Conditional
-from tracemine.mine.context import assign_folds, load_contexts, register_membership
-from tracemine.mine.crossfit import Shared
-from tracemine.mine.crossfit import crossfit as crossfit_tasks
-from tracemine.mine.detect import estimate
-from tracemine.mine.noise import mark_noisy
-from tracemine.mine.relations import Relations, find_pairs
-from tracemine.mine.schema import add_catches, schemas
-from tracemine.mine.select import MAX_PER_TOOL, Settings, select
-from tracemine.mine.shards import LocalShards, Shards
-from tracemine.mine.state import ensure_calls, ensure_profiles, run_counts, runs_of
-from tracemine.mine.trajectory import mine_runs
-from tracemine.mine.where import Filter, parse_filters
+from tracemine.mine.evidence.crossfit import Shared
+from tracemine.mine.evidence.crossfit import crossfit as crossfit_tasks
+from tracemine.mine.evidence.detect import estimate
+from tracemine.mine.evidence.noise import mark_noisy
+from tracemine.mine.evidence.schema import add_catches, schemas
+from tracemine.mine.profile.shards import LocalShards, Shards
+from tracemine.mine.profile.state import ensure_calls, ensure_profiles, run_counts, runs_of
+from tracemine.mine.profile.where import Filter, parse_filters
+from tracemine.mine.propose.conditional import Conditional
+from tracemine.mine.propose.context import assign_folds, load_contexts, register_membership
+from tracemine.mine.propose.relations import Relations, find_pairs
+from tracemine.mine.runs.trajectory import mine_runs
+from tracemine.mine.select.budget import MAX_PER_TOOL, Settings, select
 from tracemine.model.contract import ContractFile
 
 SELECTION_RULE = (
@@ -110,7 +110,7 @@ def mine(
     (default ``folds - 1``) and supported by ``min_tasks`` distinct tasks are priced by
     their family's pooled false-alarm posterior, and each tool buys the ones that catch
     the most injected faults while the predicted share of its calls alarmed stays within
-    ``target_fa`` (:mod:`tracemine.mine.select`); ``provenance["selection"]`` says, per
+    ``target_fa`` (:mod:`tracemine.mine.select.budget`); ``provenance["selection"]`` says, per
     tool, what was predicted and why a tool kept nothing. ``budget=False`` keeps every
     eligible candidate instead (to review what cross-fitting found; the predicted rate
     of that set is still written, and may exceed ``target_fa``). Within the budget a tool
@@ -120,7 +120,7 @@ def mine(
     ``crossfit=False``. Profiles are stored in the database and reused while its calls
     and these filters stay the same. With ``run_level`` the run-level contracts (prior
     calls, provenance, call caps, expected tools per family, completeness) are mined from
-    the same runs and folds, and judged per run (:mod:`tracemine.mine.trajectory`).
+    the same runs and folds, and judged per run (:mod:`tracemine.mine.runs.trajectory`).
     :func:`tracemine.mine_sharded` mines trace files spread over many machines into the
     same contracts. ``progress`` is called with the name of each stage as it starts
     (:data:`STAGES`).
@@ -152,7 +152,7 @@ def mine_shards(
     shards: Shards, client: duckdb.DuckDBPyConnection, store: str, options: Options,
     progress: Callable[[str], None] | None = None,
 ) -> ContractFile:  # fmt: skip
-    """Mine the nominal calls of ``shards`` (:mod:`tracemine.mine.shards`); ``client``
+    """Mine the nominal calls of ``shards`` (:mod:`tracemine.mine.profile.shards`); ``client``
     holds the merged profiles (with one store, the store itself) and ``store`` is what
     the provenance names as the source."""
     started = time.perf_counter()

@@ -2,7 +2,7 @@
 each contract it exercised, and how those verdicts differ between trials of a task.
 
 Both sides of noise use it: mining marks a contract noisy when its held-out verdicts flip
-(:mod:`tracemine.mine.noise`), and ``check --trials`` reports the contracts whose verdicts
+(:mod:`tracemine.mine.evidence.noise`), and ``check --trials`` reports the contracts whose verdicts
 flip on the trials checked (:mod:`tracemine.gate.trials`). Standard library only, like the
 rest of the monitor: it reads what :func:`~tracemine.monitor.replay` returns.
 """

@@ -8,16 +8,16 @@ values that look personal: those get a ``format`` or ``pattern`` instead.
 
 from __future__ import annotations
 
-from tracemine.mine.context import MineContext, PathProfile
-from tracemine.mine.formats import (
+from tracemine.mine.profile.formats import (
     common_prefix,
     looks_personal,
     name_tokens,
     pattern_from_shapes,
 )
-from tracemine.mine.listing import MAX_LITERAL_CHARS
-from tracemine.mine.measure import unary
-from tracemine.mine.templates._base import candidate
+from tracemine.mine.profile.listing import MAX_LITERAL_CHARS
+from tracemine.mine.propose.context import MineContext, PathProfile
+from tracemine.mine.propose.measure import unary
+from tracemine.mine.propose.templates._base import candidate
 from tracemine.model.contract import Contract, Kind
 
 _ADDRESS_WORDS = frozenset({"address", "street", "line1", "line2", "name", "phone"})

@@ -4,7 +4,7 @@ The unit is a run: a candidate is proposed on the runs of the training folds' ta
 violation, support in at least ``FOLD_SUPPORT`` tasks), tested on the held-out fold's runs,
 and kept when proposed in ``min_folds`` folds, supported by ``min_tasks`` distinct tasks
 and the posterior mean of its violation rate *per run*, pooled over its kind
-(:mod:`tracemine.mine.pooling`, held-out runs counted in tasks), is at most
+(:mod:`tracemine.mine.evidence.pooling`, held-out runs counted in tasks), is at most
 ``target_fa``. In the evidence, ``calls`` and ``heldout_calls`` count runs.
 
 ``completeness`` (every call answered exactly once under its own id, no unknown or
@@ -20,12 +20,13 @@ from collections.abc import Sequence
 
 import duckdb
 
-from tracemine.mine.crossfit import Candidate, upper_bound
-from tracemine.mine.measure import Measure
-from tracemine.mine.pooling import effective
-from tracemine.mine.run_facts import RunCall, RunInfo, ValueFacts, load_runs, load_values
-from tracemine.mine.run_templates import Judge, Outcome, build_facts, propose_runs
-from tracemine.mine.select import (
+from tracemine.mine.evidence.crossfit import Candidate, upper_bound
+from tracemine.mine.evidence.pooling import effective
+from tracemine.mine.profile.shards import Shards
+from tracemine.mine.propose.measure import Measure
+from tracemine.mine.runs.facts import RunCall, RunInfo, ValueFacts, load_runs, load_values
+from tracemine.mine.runs.templates import Judge, Outcome, build_facts, propose_runs
+from tracemine.mine.select.budget import (
     CONFIDENCE,
     MAX_COUNTEREXAMPLES,
     Settings,
@@ -33,7 +34,6 @@ from tracemine.mine.select import (
     build_evidence,
     pool,
 )
-from tracemine.mine.shards import Shards
 from tracemine.model.contract import Contract, Counterexample, Evidence, Kind, Side
 
 ERROR_STATUSES = frozenset(("tool_error", "protocol_error", "timeout", "cancelled", "denied"))

@@ -1,5 +1,5 @@
 """Template families: each module holds small pure functions that take a
-:class:`~tracemine.mine.context.MineContext` and return candidate contracts.
+:class:`~tracemine.mine.propose.context.MineContext` and return candidate contracts.
 
 ``TEMPLATES`` runs them in order; a new family is a module here and an entry below.
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tracemine.mine.context import MineContext
-from tracemine.mine.templates import conditional, relational, scales, strings, unary
+from tracemine.mine.propose.context import MineContext
+from tracemine.mine.propose.templates import conditional, relational, scales, strings, unary
 from tracemine.model.contract import Contract
 
 Template = Callable[[MineContext], list[Contract]]

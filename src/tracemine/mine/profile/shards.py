@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 import duckdb
 import pyarrow as pa
 
-from tracemine.mine.maps import values_view_sql
+from tracemine.mine.profile.maps import values_view_sql
 
 T = TypeVar("T")
 

@@ -1,10 +1,10 @@
 """Scale template: ``ratio`` (a result number a fixed multiple of another number of the
-call, within a tolerance), fitted per context from :mod:`tracemine.mine.scales`."""
+call, within a tolerance), fitted per context from :mod:`tracemine.mine.propose.scales`."""
 
 from __future__ import annotations
 
-from tracemine.mine.context import MineContext
-from tracemine.mine.templates._base import candidate
+from tracemine.mine.propose.context import MineContext
+from tracemine.mine.propose.templates._base import candidate
 from tracemine.model.contract import Contract, Kind
 
 

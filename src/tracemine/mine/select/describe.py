@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tracemine.mine.schema import summary
+from tracemine.mine.evidence.schema import summary
 from tracemine.model.contract import Contract, Kind, between
 from tracemine.monitor._predicates import type_text
 

@@ -23,8 +23,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from tracemine.mine.formats import name_tokens
-from tracemine.mine.relations import VAGUE_WORDS
+from tracemine.mine.profile.formats import name_tokens
+from tracemine.mine.propose.relations import VAGUE_WORDS
 
 _SCALARS = "('string', 'integer', 'number')"
 

@@ -5,7 +5,7 @@ The same count decides a proposal (no violation on the training tasks) and tests
 profiles alone; kinds whose parameters were fitted on a fold (range, length, one_of,
 const, pattern) are counted exactly by one SQL statement over all folds at once
 (:func:`fitted_sql`), which also picks a few counterexamples; it runs a part of the
-calls at a time (:class:`~tracemine.mine.profile.Part`) and the parts' counts are added.
+calls at a time (:class:`~tracemine.mine.profile.aggregates.Part`) and the parts' counts are added.
 """
 
 from __future__ import annotations
@@ -18,15 +18,16 @@ from functools import lru_cache
 import duckdb
 import pyarrow as pa
 
-from tracemine.mine.context import MineContext, PathProfile
-from tracemine.mine.formats import literal_prefix, shape_sql, shapes_sql
-from tracemine.mine.profile import Part, Survey, order_of, order_sql, parts
+from tracemine.mine.profile.aggregates import Part, Survey, order_of, order_sql, parts
+from tracemine.mine.profile.formats import literal_prefix, shape_sql, shapes_sql
+from tracemine.mine.propose.context import MineContext, PathProfile
 from tracemine.model.contract import Contract, Kind
 from tracemine.model.paths import parse
 
 FITTED_KINDS = frozenset({Kind.RANGE, Kind.LENGTH, Kind.ONE_OF, Kind.CONST, Kind.PATTERN})
 _EXAMPLES = 3
-"""Violating calls kept per fitted item (the first in :func:`~tracemine.mine.profile.order_sql`
+"""Violating calls kept per fitted item (the first in
+:func:`~tracemine.mine.profile.aggregates.order_sql`
 order)."""
 FITTED_BITS = 1 << 28
 """Bits the held-out counts of a part may mark calls with: a bit per call key of the
@@ -35,7 +36,7 @@ _TYPE_COLUMNS = {"number": "c_all_numeric"}
 
 
 Example = tuple[tuple, int, str]
-"""A violating call: its order (:func:`~tracemine.mine.profile.order_of`, or ``()`` where
+"""A violating call: its order (:func:`~tracemine.mine.profile.aggregates.order_of`, or ``()`` where
 the calls come ordered), its key and what it showed."""
 
 
@@ -157,7 +158,8 @@ def pattern_rows_sql(part: Part) -> str:
 def fitted_sql(part: Part, bits: bool = False) -> str:
     """SQL counting, per fitted item (a contract fitted on the other folds), the calls of
     its held-out fold (within ``part``) checked and violating, with the first
-    ``_EXAMPLES`` violating calls (in :func:`~tracemine.mine.profile.order_sql` order) and
+    ``_EXAMPLES`` violating calls (in :func:`~tracemine.mine.profile.aggregates.order_sql` order)
+    and
     what they showed (strings redacted to shapes). Every
     check is per value; a call violates when one of its values does. Needs ``_tm_fitted``,
     ``_tm_fitted_values``, ``_tm_pattern_rows``, ``_tm_pattern_ok``, ``_tm_only`` and
@@ -287,7 +289,7 @@ def count_fitted(
 
 def add_measures(shards: list[dict[int, Measure]]) -> dict[int, Measure]:
     """The shards' counts of each item added up, with the first counterexamples in
-    :func:`~tracemine.mine.profile.order_sql` order (of content, a task's: the same in
+    :func:`~tracemine.mine.profile.aggregates.order_sql` order (of content, a task's: the same in
     every shard layout)."""
     out: dict[int, Measure] = {}
     for found in shards:

@@ -25,8 +25,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from tracemine.mine.crossfit import Candidate
-from tracemine.mine.shards import Shards
+from tracemine.mine.evidence.crossfit import Candidate
+from tracemine.mine.profile.shards import Shards
 from tracemine.model.contract import RUN_KINDS, Contract, ContractStatus
 from tracemine.monitor import ContractLoadError, Monitor, replay
 from tracemine.monitor.trials import Flips, flips, verdicts

@@ -1,14 +1,15 @@
 """What a mine builds before it proposes anything, and reuses while it still applies.
 
     tm_calls           per shard: the nominal calls (status ok, runs passing ``where``)
-                       with their task and part (:func:`tracemine.mine.profile.nominal_calls_sql`)
+                       with their task and part
+                       (:func:`tracemine.mine.profile.aggregates.nominal_calls_sql`)
     tm_profile_state   the fingerprints the tables were built for: per shard the one of
                        ``tm_calls`` (key ``calls``); where the profiles are merged the
                        mine's (key ``state``: counts, the granularity and the path survey)
                        and the profiles' (key ``profiles``)
     tm_profiles, tm_profile_values
                        where the profiles are merged: per tool, side, path and unit
-                       (:mod:`tracemine.mine.profile`)
+                       (:mod:`tracemine.mine.profile.aggregates`)
 
 Each shard step here returns what its store holds, and the merge is exact because a task
 lies in one shard: counts, distinct tasks and runs add up; minima, maxima and value sets
@@ -30,19 +31,19 @@ import pyarrow as pa
 from tracemine.errors import TaskKeyError
 from tracemine.ingest.store import fetch_arrow, fetch_one
 from tracemine.ingest.taskkey import TaskKey, store_runs, suggest
-from tracemine.mine import maps as map_paths
-from tracemine.mine import profile
-from tracemine.mine.formats import guess_format
-from tracemine.mine.listing import MAX_LITERAL_CHARS
-from tracemine.mine.profile import (
+from tracemine.mine.profile import aggregates as profile
+from tracemine.mine.profile import maps as map_paths
+from tracemine.mine.profile.aggregates import (
     LISTED_DISTINCT,
     Survey,
     build_profiles,
     fingerprint_of,
     ingest_rows,
 )
-from tracemine.mine.shards import Setup, Shards, concat, integers, prepare
-from tracemine.mine.where import Filter, where_sql
+from tracemine.mine.profile.formats import guess_format
+from tracemine.mine.profile.listing import MAX_LITERAL_CHARS
+from tracemine.mine.profile.shards import Setup, Shards, concat, integers, prepare
+from tracemine.mine.profile.where import Filter, where_sql
 
 
 @dataclass
@@ -147,7 +148,7 @@ must be added up, the distinct values are counted exactly."""
 def survey_rows(
     con: duckdb.DuckDBPyConnection, alone: bool
 ) -> tuple[list[tuple], dict[str, list[str]]]:
-    """Shard step: :func:`~tracemine.mine.profile.survey_sql`'s rows, and the distinct
+    """Shard step: :func:`~tracemine.mine.profile.aggregates.survey_sql`'s rows, and the distinct
     values of the paths whose count decides whether they are listed: near the limit, or,
     unless the shard is ``alone`` (its values need no adding up), any path that could be
     under it (past ``SURELY_MANY`` in one shard, a path is past it in the whole)."""
@@ -218,7 +219,7 @@ def _extreme(pick: Any, a: Any, b: Any) -> Any:
 
 
 def detect_maps(shards: Shards) -> tuple[tuple[str, str], ...]:
-    """The objects of the nominal calls used as maps (:mod:`tracemine.mine.maps`)."""
+    """The objects of the nominal calls used as maps (:mod:`tracemine.mine.profile.maps`)."""
     paths = sorted({p for found in shards.map(map_paths.distinct_paths, label="paths")
                     for p in found})  # fmt: skip
     wanted = map_paths.wanted(paths)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracemine.mine.run_facts import RunCall, RunInfo, ValueFacts, before
+from tracemine.mine.runs.facts import RunCall, RunInfo, ValueFacts, before
 from tracemine.model.contract import Contract, Evidence, Kind, Side
 from tracemine.model.paths import selects_many
 

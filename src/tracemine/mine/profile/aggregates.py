@@ -29,7 +29,7 @@ cost); one with other thresholds reuses them. :func:`per_fold` chooses: per fold
 the per-task tables would hold more than ``1 / PROFILE_SHARE`` of the value rows.
 
 Both are built by the same statements (:func:`unit_profiles_sql`,
-:func:`~tracemine.mine.listing.values_sql`), one *part* at a time: whole tasks, taken in
+:func:`~tracemine.mine.profile.listing.values_sql`), one *part* at a time: whole tasks, taken in
 call order until about ``PART_CALLS`` calls, fewer when calls carry many values
 (:func:`part_calls`). Their hash tables then hold one part's calls and tasks, so the
 memory they need follows the part size rather than the store's (a million calls at once
@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 import duckdb
 
 from tracemine.ingest.store import fetch_one, sql_string
-from tracemine.mine.formats import format_sql, register_shapes
-from tracemine.mine.listing import shaped_strings_sql, values_sql
-from tracemine.mine.where import Filter
+from tracemine.mine.profile.formats import format_sql, register_shapes
+from tracemine.mine.profile.listing import shaped_strings_sql, values_sql
+from tracemine.mine.profile.where import Filter
 
 PROFILE_VERSION = "10"
 LISTED_DISTINCT = 256

@@ -21,10 +21,10 @@ import duckdb
 import pyarrow as pa
 
 from tracemine.ingest.store import fetch_arrow
-from tracemine.mine.context import MineContext, fold_membership
-from tracemine.mine.measure import Measure
-from tracemine.mine.profile import Part, Survey, call_paths_sql, parts, unit_calls
-from tracemine.mine.shards import Shards, concat
+from tracemine.mine.profile.aggregates import Part, Survey, call_paths_sql, parts, unit_calls
+from tracemine.mine.profile.shards import Shards, concat
+from tracemine.mine.propose.context import MineContext, fold_membership
+from tracemine.mine.propose.measure import Measure
 from tracemine.model.contract import Contract
 
 STEP = 0.002

@@ -13,14 +13,14 @@ from functools import lru_cache
 
 from scipy.stats import beta
 
-from tracemine.mine.conditional import Conditional
-from tracemine.mine.context import MineContext
-from tracemine.mine.measure import Measure, add_measures, count_fitted, measure, parent_path
-from tracemine.mine.pooling import effective
-from tracemine.mine.profile import Survey
-from tracemine.mine.relations import Relations
-from tracemine.mine.shards import Shards
-from tracemine.mine.templates import propose
+from tracemine.mine.evidence.pooling import effective
+from tracemine.mine.profile.aggregates import Survey
+from tracemine.mine.profile.shards import Shards
+from tracemine.mine.propose.conditional import Conditional
+from tracemine.mine.propose.context import MineContext
+from tracemine.mine.propose.measure import Measure, add_measures, count_fitted, measure, parent_path
+from tracemine.mine.propose.relations import Relations
+from tracemine.mine.propose.templates import propose
 from tracemine.model.contract import Contract
 
 

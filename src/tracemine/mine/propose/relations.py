@@ -20,10 +20,7 @@ import duckdb
 import pyarrow as pa
 
 from tracemine.ingest.store import fetch_arrow
-from tracemine.mine.context import MineContext, PathProfile
-from tracemine.mine.formats import name_tokens
-from tracemine.mine.measure import Measure
-from tracemine.mine.profile import (
+from tracemine.mine.profile.aggregates import (
     Part,
     Survey,
     call_paths_sql,
@@ -31,8 +28,11 @@ from tracemine.mine.profile import (
     parts,
     unit_calls,
 )
-from tracemine.mine.scales import Scales, load_scales
-from tracemine.mine.shards import Shards, concat, integers
+from tracemine.mine.profile.formats import name_tokens
+from tracemine.mine.profile.shards import Shards, concat, integers
+from tracemine.mine.propose.context import MineContext, PathProfile
+from tracemine.mine.propose.measure import Measure
+from tracemine.mine.propose.scales import Scales, load_scales
 from tracemine.model.contract import Contract, Kind
 from tracemine.model.paths import selects_many
 from tracemine.monitor._tokens import tokens_sql

@@ -2,7 +2,7 @@
 
 A context is named ``all`` (every task), ``train:K`` (every task outside fold K) or
 ``test:K`` (fold K). All contexts are summed in one query per layer by joining the
-profiles' units (tasks or folds, :mod:`tracemine.mine.profile`) with a membership table
+profiles' units (tasks or folds, :mod:`tracemine.mine.profile.aggregates`) with a membership table
 (unit, context).
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from tracemine.mine.listing import VALUES_PER_TASK
-from tracemine.mine.profile import MAX_COLUMNS, MIN_COLUMNS, PROFILE_COLUMNS, Survey
+from tracemine.mine.profile.aggregates import MAX_COLUMNS, MIN_COLUMNS, PROFILE_COLUMNS, Survey
+from tracemine.mine.profile.listing import VALUES_PER_TASK
 from tracemine.model.paths import selects_many
 
 MAX_LISTED_VALUES = 64

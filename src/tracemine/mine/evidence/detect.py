@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from tracemine.faults import FaultClass, variants
-from tracemine.mine.profile import order_sql
+from tracemine.mine.profile.aggregates import order_sql
 from tracemine.model.contract import Contract, ContractFile, Kind
 from tracemine.model.paths import ANY_KEY, WILDCARD, PathError, parse
 from tracemine.model.result import is_error_payload, result_value
@@ -32,7 +32,7 @@ from tracemine.monitor._compile import Compiled, Fail, compile_call_contract
 from tracemine.monitor._load import RUN_LEVEL, WHOLE, parse_document
 
 if TYPE_CHECKING:
-    from tracemine.mine.shards import Shards
+    from tracemine.mine.profile.shards import Shards
 
 SAMPLE_CALLS = 12
 """Nominal calls drawn per tool (one per task while tasks last)."""
@@ -68,7 +68,7 @@ class ToolFaults:
 def sample_calls_sql() -> str:
     """SQL: per tool, one nominal call of each of up to ``?`` tasks, the tasks drawn by a
     seeded hash (returned, so that shards' draws merge into the one draw of their union).
-    A task's call is the first in :func:`~tracemine.mine.profile.order_sql` order: what
+    A task's call is the first in :func:`~tracemine.mine.profile.aggregates.order_sql` order: what
     the calls said decides, not the order the store holds them in."""
     return f"""
     WITH firsts AS (SELECT tool, task, min_by(call_key, {order_sql("tm_calls")}) AS call_key

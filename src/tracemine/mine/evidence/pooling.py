@@ -17,7 +17,8 @@ some folds and counted on the held-out ones.
   are exceeded far more often than bounds fitted on a hundred. :func:`family_of` is the
   one place that says so.
   A structural kind making a value claim (``non_empty`` on a string, on a list of
-  matches, ``present`` under a parent sometimes null: :func:`tracemine.mine.schema.value_claim`)
+  matches, ``present`` under a parent sometimes null:
+  :func:`tracemine.mine.evidence.schema.value_claim`)
   is in a family of its own, ``kind/side/type/value``, apart from the structural pool. A
   tool's schema (``schema/side``) is priced from the schemas of every tool.
 - **Model.** Within a family, each candidate's failure rate is a draw from Beta(a, b);

@@ -8,17 +8,17 @@ three steps.
    proposed in ``min_folds`` folds (a contract that only some folds propose is fitted to
    them).
 2. **Priced**: each eligible candidate's false-alarm rate is its posterior mean under its
-   family's pooled prior (:mod:`tracemine.mine.pooling`, held-out counts in tasks), times
+   family's pooled prior (:mod:`tracemine.mine.evidence.pooling`, held-out counts in tasks), times
    the share of the tool's calls it checks. Summing these over a set bounds the expected
    share of calls alarmed (alarms of one call overlap; they never add more than the sum).
 3. **Bought**: per tool, greedily, the candidate with the most estimated detection not yet
-   caught (:mod:`tracemine.mine.detect`) per unit of price, while the sum stays within
+   caught (:mod:`tracemine.mine.evidence.detect`) per unit of price, while the sum stays within
    ``target_fa``. A candidate that catches only what the chosen ones catch is dropped as
    redundant; one the sampled faults never reached is added last, cheapest first, while
    the budget lasts.
 
 Per tool and side, the structural candidates held on every task are one candidate, the
-tool's schema (:mod:`tracemine.mine.schema`), priced from the pooled schema records and
+tool's schema (:mod:`tracemine.mine.evidence.schema`), priced from the pooled schema records and
 bought like the others, by what it catches per unit of price; it is eligible below
 ``min_tasks`` and in fewer folds, since its price comes from the pool. The members
 it covers are not priced or bought on their own while it is bought: they are kept with
@@ -27,7 +27,7 @@ candidates of their own, priced by their kinds' pools, bought with what is left.
 
 A kept contract another kept contract implies (``positive`` ⇒ ``non_negative`` …) stays
 in the file with ``implied_by`` naming the stronger one — only where the stronger one
-rejects every value the weaker one rejects (:mod:`tracemine.mine.implied`), so a range
+rejects every value the weaker one rejects (:mod:`tracemine.mine.select.implied`), so a range
 never hides the ``type`` that catches a string or a null.
 """
 
@@ -38,11 +38,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracemine.mine.crossfit import Candidate, upper_bound
-from tracemine.mine.describe import describe, sort_key
-from tracemine.mine.detect import ToolFaults
-from tracemine.mine.implied import mark_implied
-from tracemine.mine.pooling import Prior, family_of, fit_families
+from tracemine.mine.evidence.crossfit import Candidate, upper_bound
+from tracemine.mine.evidence.detect import ToolFaults
+from tracemine.mine.evidence.pooling import Prior, family_of, fit_families
+from tracemine.mine.select.describe import describe, sort_key
+from tracemine.mine.select.implied import mark_implied
 from tracemine.model.contract import Contract, Counterexample, Evidence, Kind
 
 CONFIDENCE = 0.95
@@ -91,7 +91,7 @@ def select(
     """Kept contracts (with evidence and descriptions), per tool the candidates kept and
     dropped, what was predicted and why a tool got nothing, and the fitted families.
     ``calls`` resolves call keys of counterexamples; ``tool_sizes`` is (calls, tasks)
-    per tool; ``faults`` what :func:`tracemine.mine.detect.estimate` found."""
+    per tool; ``faults`` what :func:`tracemine.mine.evidence.detect.estimate` found."""
     keys = [k for c in candidates.values() for m in c.heldout.values() for _, k, _ in m.examples]
     known = calls(sorted(set(keys)))
 

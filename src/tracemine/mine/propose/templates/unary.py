@@ -1,6 +1,6 @@
 """Unary templates over one path: present, not_null, type, non_negative, positive, range,
 non_empty, length, unique. A candidate is proposed where its context shows no violation
-(:func:`~tracemine.mine.measure.unary`), or — for range and length — with bounds calibrated
+(:func:`~tracemine.mine.propose.measure.unary`), or — for range and length — with bounds calibrated
 from the spread of what was seen, not the extremes themselves.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 import sys
 
-from tracemine.mine.context import MineContext, PathProfile
-from tracemine.mine.measure import parent_path, unary
-from tracemine.mine.templates._base import candidate, is_root
+from tracemine.mine.propose.context import MineContext, PathProfile
+from tracemine.mine.propose.measure import parent_path, unary
+from tracemine.mine.propose.templates._base import candidate, is_root
 from tracemine.model.contract import Contract, Kind
 from tracemine.model.paths import MANY_STEPS
 

@@ -6,7 +6,7 @@ A listed path's values (kind ``v``, JSON-encoded) and a shaped path's string sha
 kept while the task has at most ``VALUES_PER_TASK`` of them; the rows also say how many
 distinct values the task had, so a context knows when its list is partial.
 
-The statement runs once per part (:class:`~tracemine.mine.profile.Part`). Its grouping
+The statement runs once per part (:class:`~tracemine.mine.profile.aggregates.Part`). Its grouping
 keys are numbers: a task of a tool is its rank among the part's calls, and a path its
 position in the survey's list, packed with the kind into one BIGINT. Grouping and ranking
 millions of rows by five strings (tool, side, path, task, kind) cost more than the rest of
@@ -21,7 +21,8 @@ from tracemine.ingest.store import sql_string
 
 
 class Survey(Protocol):
-    """What a listing reads of :class:`tracemine.mine.profile.Survey`: which paths' values
+    """What a listing reads of :class:`tracemine.mine.profile.aggregates.Survey`: which paths'
+    values
     are listed and which paths' strings are shaped. (The profile builds listings, so
     this module names only what it needs, not the profile's types.)"""
 
@@ -32,7 +33,7 @@ class Survey(Protocol):
 
 
 class Part(Protocol):
-    """What a listing reads of :class:`tracemine.mine.profile.Part`: its relations."""
+    """What a listing reads of :class:`tracemine.mine.profile.aggregates.Part`: its relations."""
 
     def calls(self) -> str: ...
     def values(self) -> str: ...
@@ -79,7 +80,7 @@ def values_sql(
     unit (task, or with ``fold`` fold, which needs ``_tm_folds``) and value, the calls and
     tasks that showed it among their ``cap`` most frequent, and the most distinct values
     one of those tasks had. Needs ``_tm_shapes(str, shape)`` for the strings of
-    :func:`shaped_strings_sql` (:func:`~tracemine.mine.formats.register_shapes`).
+    :func:`shaped_strings_sql` (:func:`~tracemine.mine.profile.formats.register_shapes`).
 
     A task's values are ranked only when it has more than ``cap`` of them: the others keep
     every value, and counting a task's values is one hash aggregate where ranking is a

@@ -2,14 +2,14 @@
 element included), ``le`` / ``lt`` (``len(result.items) <= args.limit``, ``start <= end``),
 ``sum_equals`` (line items add up to the total) and ``member`` / ``subset`` (returned values
 come from the requested set). The pairs and their per-task counts come from
-:mod:`tracemine.mine.relations`; a template only picks what held in its context.
+:mod:`tracemine.mine.propose.relations`; a template only picks what held in its context.
 """
 
 from __future__ import annotations
 
-from tracemine.mine.context import MineContext
-from tracemine.mine.relations import options
-from tracemine.mine.templates._base import candidate
+from tracemine.mine.propose.context import MineContext
+from tracemine.mine.propose.relations import options
+from tracemine.mine.propose.templates._base import candidate
 from tracemine.model.contract import Contract, Kind
 
 

@@ -27,11 +27,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tracemine.mine.context import MineContext, PathProfile
-from tracemine.mine.formats import looks_personal, name_tokens, words
-from tracemine.mine.measure import Measure, parent_path, unary
-from tracemine.mine.profile import Survey, call_paths_sql
-from tracemine.mine.shards import Shards
+from tracemine.mine.profile.aggregates import Survey, call_paths_sql
+from tracemine.mine.profile.formats import looks_personal, name_tokens, words
+from tracemine.mine.profile.shards import Shards
+from tracemine.mine.propose.context import MineContext, PathProfile
+from tracemine.mine.propose.measure import Measure, parent_path, unary
 from tracemine.model.contract import Contract, Kind, Predicate
 
 TARGET_KINDS = (Kind.NON_EMPTY, Kind.PRESENT, Kind.NOT_NULL, Kind.NON_NEGATIVE, Kind.POSITIVE)

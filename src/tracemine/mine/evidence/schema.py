@@ -7,7 +7,7 @@ on every task (``type``, ``present``, ``not_null`` and ``non_empty`` where empti
 structural); its held-out record in a fold is "any structural deviation" of the members
 that fold's training tasks proposed, counted in tasks like every candidate's; and its
 price comes from the pool of every tool's schema record of that side
-(:mod:`tracemine.mine.pooling`), so a tool below ``--min-tasks`` gets one too.
+(:mod:`tracemine.mine.evidence.pooling`), so a tool below ``--min-tasks`` gets one too.
 
 Some candidates of those kinds are value claims in a structural kind's clothes: an empty
 second address line, a search that finds nothing, a key absent from tasks where its
@@ -23,11 +23,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracemine.mine.context import MineContext
-from tracemine.mine.maps import key_like
-from tracemine.mine.measure import Measure, measure, parent_path
-from tracemine.mine.pooling import effective
-from tracemine.mine.templates import unary
+from tracemine.mine.evidence.pooling import effective
+from tracemine.mine.profile.maps import key_like
+from tracemine.mine.propose.context import MineContext
+from tracemine.mine.propose.measure import Measure, measure, parent_path
+from tracemine.mine.propose.templates import unary
 from tracemine.model.contract import Contract, Evidence, Kind, Side
 from tracemine.model.paths import ANY_KEY, WILDCARD, parse
 
@@ -82,7 +82,7 @@ def schemas(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> dic
     """Classify every candidate (``claim``) and add one schema candidate per tool and
     side that has structural candidates held on every task. Returns the new candidates
     by id (each with ``members``, the ids it covers); ``candidates`` gains them too."""
-    from tracemine.mine.crossfit import Candidate  # crossfit calls this module
+    from tracemine.mine.evidence.crossfit import Candidate  # crossfit calls this module
 
     _few_task_members(candidates, contexts)
     groups: dict[tuple[str, str], Group] = {}
@@ -133,7 +133,7 @@ def _few_task_members(candidates: dict[str, Any], contexts: dict[str, MineContex
     cannot tell structure from values where values decide: whether a list or object is
     empty (a file shared with nobody), or whether a key named like a record (an email
     address, an id, a name of several words) is a field; those are not proposed."""
-    from tracemine.mine.crossfit import Candidate, _per_task
+    from tracemine.mine.evidence.crossfit import Candidate, _per_task
 
     busiest: dict[tuple[str, str], tuple[int, int]] = {}
     for name in sorted(contexts):

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
-from tracemine.mine.conditional import Feature, Target, holds
-from tracemine.mine.context import MineContext
-from tracemine.mine.templates._base import candidate
+from tracemine.mine.propose.conditional import Feature, Target, holds
+from tracemine.mine.propose.context import MineContext
+from tracemine.mine.propose.templates._base import candidate
 from tracemine.model.contract import Contract, Predicate
 
 MAX_DEPTH = 2

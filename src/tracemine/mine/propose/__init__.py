@@ -1,0 +1,1 @@
+"""What templates read (a fold's context) and what they propose and count."""

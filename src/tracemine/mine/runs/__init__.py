@@ -1,0 +1,1 @@
+"""Run-level contracts, cross-fitted per run."""
