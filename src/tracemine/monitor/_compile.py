@@ -282,11 +282,12 @@ def _vocabulary(spec: Spec) -> tuple[Check, str]:
     size, count, limit = paths
     sget, cget, xget = gets
     start_text, page_text = spec.params.get("start"), spec.params.get("page")
-    offset = parse(start_text or page_text) if (start_text or page_text) else None
+    offset = parse(str(start_text or page_text)) if (start_text or page_text) else None
     oget = getter(offset)[0] if offset is not None else None
+    otext = offset.text if offset is not None else ""
     expected = f"{size.text} == min({limit.text}, {count.text}"
-    expected += f" - {offset.text})" if start_text else (
-        f" - ({offset.text} - 1) × {limit.text})" if page_text else ")")  # fmt: skip
+    expected += f" - {otext})" if start_text else (
+        f" - ({otext} - 1) × {limit.text})" if page_text else ")")  # fmt: skip
 
     def full(a: Any, r: Any) -> Fail | None:
         n, total, most = (_one(g, p, a, r) for g, p in zip((sget, cget, xget), paths, strict=True))

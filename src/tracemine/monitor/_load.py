@@ -191,7 +191,8 @@ def _check_params(kind: str, params: dict[str, Any], paths: tuple[Path, ...], wh
         need(len(paths) == 2 and not any(p.has_wildcard for p in paths),
              "needs exactly two paths [left, right], neither under a wildcard")  # fmt: skip
     if kind == "ratio":
-        ratio, tolerance = params.get("ratio"), params.get("tolerance")
+        ratio: Any = params.get("ratio")
+        tolerance: Any = params.get("tolerance")
         need(_num(ratio) and ratio != 0, "needs params.ratio as a number other than 0")
         need(_num(tolerance) and tolerance >= 0, "needs params.tolerance >= 0")
     if kind == "page_full":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,12 +139,12 @@ def find_pairs(ctx: MineContext) -> list[Pair]:
                                                          MAX_PAIRS_PER_TOOL):  # fmt: skip
             pairs.append(Pair(len(pairs), tool, kind, vtype, left.side, left.path,
                               right.side, right.path))  # fmt: skip
-        for found in (_token_pairs, _ratio_pairs, _page_pairs):
-            for kind, vtype, left, right, *extra in itertools.islice(
-                found(ctx, tool), MAX_VOCABULARY_PAIRS
-            ):
-                pairs.append(Pair(len(pairs), tool, kind, vtype, left.side, left.path,
-                                  right.side, right.path, *extra))  # fmt: skip
+        for found in _VOCABULARY_PAIRS:
+            for row in itertools.islice(found(ctx, tool), MAX_VOCABULARY_PAIRS):
+                one, two = row[2], row[3]
+                extra = [str(x) for x in row[4:]]  # page pairs: the limit's path, the offset's
+                pairs.append(Pair(len(pairs), tool, row[0], row[1], one.side, one.path,
+                                  two.side, two.path, *extra))  # fmt: skip
     return pairs
 
 
@@ -212,6 +212,15 @@ def _page_pairs(
         for right in counts:
             for limit in limits:
                 yield ("page", offset[0], left, right, limit.path, offset[1])
+
+
+# the vocabulary's pair finders, each with a quota of its own (rows: kind, value type,
+# left, right, then what the kind needs more)
+_VOCABULARY_PAIRS: tuple[Callable[[MineContext, str], Iterator[tuple[Any, ...]]], ...] = (
+    _token_pairs,
+    _ratio_pairs,
+    _page_pairs,
+)
 
 
 def _tool_pairs(ctx: MineContext, tool: str) -> Iterator[tuple[str, str, PathProfile, PathProfile]]:
