@@ -105,8 +105,8 @@ def mine_command(
         int,
         typer.Option(
             "--max-per-tool", metavar="N", min=1,
-            help="Within the budget, at most N contracts a tool besides its schemas, the "
-            "first bought; the file names what was dropped.",
+            help="At most N contracts a tool keeps besides its schemas, the first bought; "
+            "the contract file names what it drops.",
         ),
     ] = 50,
     seed: Annotated[
