@@ -60,6 +60,25 @@ def headline(what: str, figure: float, unit: str, *, size: str, target: str, met
     return entry
 
 
+# options whose value is a place on the measuring machine: left out of the recorded command
+LOCAL_OPTIONS = ("--json", "--workdir", "--keep")
+
+
+def local_free(args: list[str]) -> list[str]:
+    """The arguments without the options that name a local file or folder (and their
+    values), so a committed result says how to re-run it, not where it was run."""
+    kept: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in LOCAL_OPTIONS:
+            skip = True
+        elif not arg.startswith(tuple(f"{o}=" for o in LOCAL_OPTIONS)):
+            kept.append(arg)
+    return kept
+
+
 class Run:
     """One benchmark run: started when made, written by ``write``."""
 
@@ -75,7 +94,7 @@ class Run:
         return {
             "schema": SCHEMA,
             "benchmark": self.benchmark,
-            "command": " ".join(["python", f"benchmarks/{script}", *self.argv[1:]]),
+            "command": " ".join(["python", f"benchmarks/{script}", *local_free(self.argv[1:])]),
             "measured": datetime.fromtimestamp(self.started, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "seconds": round(time.time() - self.started, 1),
             "machine": {

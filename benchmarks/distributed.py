@@ -180,10 +180,10 @@ def main() -> None:
             lines[row] = line
     a, c = lines.get("a"), lines.get("c")
     results.write(options.json, {"rows": list(lines.values())}, [_results.headline(
-        "mine --workers 2 (ingest plus mine), throughput over the single store", c["calls_per_s"],
-        "calls/s", size=f"{c['calls']:,} calls in {c['files']} files", target=">= 1.7x (a) at 1M",
-        met=c["vs_a"] >= 1.7 if c["calls"] >= 950_000 else None, baseline=a["calls_per_s"],
-        baseline_what="single store (a)", ratio=c["vs_a"])] if a and c else [])  # fmt: skip
+        "mine --workers 2 (ingest plus mine), CPU seconds over the single store's", c["cpu_s"],
+        "CPU-s", size=f"{c['calls']:,} calls in {c['files']} files", target="<= 1.15x (a) at 1M",
+        met=c["cpu_vs_a"] <= 1.15 if c["calls"] >= 950_000 else None, baseline=a["cpu_s"],
+        baseline_what="single store (a)", ratio=c["cpu_vs_a"])] if a and c else [])  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -183,13 +183,14 @@ def main() -> None:
     if options.breakdown:
         tables["parts alone"] = breakdown(traces, db, parse_s)
     size = f"{options.calls:,} calls, {size_mb:,.0f} MB"
-    # the 60 s target is for 1M calls: at another size it is scaled to the calls
-    limit = 60 * options.calls / 1_000_000
+    # the decided target is 110 s and 800 MB at 1M calls: at another size the time is
+    # scaled to the calls (the 3x-the-parse goal waits for a store with fewer rows a call)
+    limit = 110 * options.calls / 1_000_000
     results.write(options.json, tables, [
         headline(f"ingest, flat JSONL of nested results (peak RSS {row['rss_mb']:,} MB)",
-                 row["ingest_s"], "s", size=size, target=f"<= {limit:g} s (60 s a million "
-                 "calls), <= 3x the bare parse, <= 1 GB", met=seconds <= limit
-                 and seconds / parse_s <= 3 and row["rss_mb"] <= 1024, baseline=row["parse_s"],
+                 row["ingest_s"], "s", size=size, target=f"<= {limit:g} s (110 s a million "
+                 "calls) and <= 800 MB", met=seconds <= limit and row["rss_mb"] <= 800,
+                 baseline=row["parse_s"],
                  baseline_what="bare orjson parse", ratio=row["ratio_to_parse"]),
     ])  # fmt: skip
     if options.keep is None:

@@ -98,3 +98,19 @@ def test_committed_documents_are_what_the_committed_results_render() -> None:
     assert report.readme(readme, found) == readme, "run python benchmarks/report.py"
     performance = (ROOT / "docs" / "performance.md").read_text("utf-8")
     assert report.performance(found) == performance, "run python benchmarks/report.py"
+
+
+def test_recorded_command_names_no_local_place() -> None:
+    """A committed result says how to re-run it, not where it ran: the options naming a
+    file or folder of the measuring machine are left out of its command, in both forms."""
+    results = _load("_results")
+    run = results.Run("mine", ["benchmarks/mine.py", "--sizes", "1000000", "--workdir",
+                               "/scratch/m", "--json=out.json", "--keep", "k"])  # fmt: skip
+    document = run.document({"rows": []}, [])
+    assert document["command"] == "python benchmarks/mine.py --sizes 1000000"
+
+
+def test_committed_results_name_no_local_place() -> None:
+    for path in sorted((BENCHMARKS / "results").glob("*.json")):
+        command = json.loads(path.read_text("utf-8"))["command"]
+        assert not any(o in command for o in ("--json", "--workdir", "--keep")), (path, command)
