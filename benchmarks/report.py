@@ -72,15 +72,6 @@ def number(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
 
-def command(document: dict[str, Any]) -> str:
-    """The command line as run, without where it wrote its results."""
-    words = document["command"].split()
-    kept = [
-        w for i, w in enumerate(words) if w != "--json" and (i == 0 or words[i - 1] != "--json")
-    ]
-    return " ".join(kept)
-
-
 def figure(entry: dict[str, Any], date: str) -> str:
     text = f"{number(entry['figure'])} {entry['unit']}"
     if entry.get("baseline") is not None:
@@ -107,7 +98,7 @@ def summary(results: list[dict[str, Any]]) -> str:
             date += f", load {number(load)}"
         for entry in document["headline"]:
             lines.append(f"| {entry['what']} | {figure(entry, date)} | {target(entry)} | "
-                         f"`{command(document)}` |")  # fmt: skip
+                         f"`{document['command']}` |")  # fmt: skip
     return "\n".join(lines)
 
 
