@@ -4,9 +4,10 @@ A tool of five tasks cannot pay for forty per-path ``type``/``present``/``not_nu
 contracts priced one by one, yet together they say one thing: the call has the shape it
 always had. The schema is that claim. Its members are the structural candidates proposed
 on every task (``type``, ``present``, ``not_null`` and ``non_empty`` where emptiness is
-structural); its held-out record in a fold is "any structural deviation" of the members
-that fold's training tasks proposed, counted in tasks like every candidate's; and its
-price comes from the pool of every tool's schema record of that side
+structural, and a map's entries being the names its call asked for: :func:`entries`);
+its held-out record in a fold is "any structural deviation" of the members that fold's
+training tasks proposed, counted in tasks like every candidate's; and its price comes
+from the pool of every tool's schema record of that side
 (:mod:`tracemine.mine.evidence.pooling`), so a tool below ``--min-tasks`` gets one too.
 
 Some candidates of those kinds are value claims in a structural kind's clothes: an empty
@@ -27,7 +28,7 @@ from tracemine.mine.evidence.pooling import effective
 from tracemine.mine.profile.maps import key_like
 from tracemine.mine.propose.context import MineContext
 from tracemine.mine.propose.measure import Measure, measure, parent_path
-from tracemine.mine.propose.templates import unary
+from tracemine.mine.propose.templates import relational, unary
 from tracemine.model.contract import Contract, Evidence, Kind, Side
 from tracemine.model.paths import ANY_KEY, WILDCARD, parse
 
@@ -66,8 +67,16 @@ def value_claim(contract: Contract, ctx: MineContext) -> str | None:
 
 def is_member(contract: Contract, claim: str | None) -> bool:
     """Whether a candidate of this kind and claim belongs in its side's schema."""
-    return (contract.kind in MEMBER_KINDS and contract.when is None and claim is None
-            and contract.side != Side.RUN)  # fmt: skip
+    return ((contract.kind in MEMBER_KINDS or entries(contract)) and contract.when is None
+            and claim is None and contract.side != Side.RUN)  # fmt: skip
+
+
+def entries(contract: Contract) -> bool:
+    """Whether ``contract`` says which entries a map has: its keys are the names an
+    argument asked for (``args.hotel_names ⊆ keys(result)``, or the other way round).
+    Entries are the map's shape as required keys are an object's, so it belongs in the
+    schema; JSON Schema cannot say it, so the exported schema leaves it out."""
+    return contract.kind == Kind.SUBSET and any(p.startswith("keys(") for p in contract.paths)
 
 
 @dataclass
@@ -127,9 +136,10 @@ def schemas(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> dic
 
 def _few_task_members(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> None:
     """Structural candidates of the tools a context has too few tasks of for templates
-    (``min_support``), proposed on the one task there is, as members for their schema
-    only (a schema is priced from the pool; its members alone need ``--min-tasks``), and
-    counted on the held-out fold of a training context like any candidate. One task
+    (``min_support``), proposed on the one task there is (and whether a map's entries
+    are the names its call asked for), as members for their schema only (a schema is
+    priced from the pool; its members alone need ``--min-tasks``), and counted on the
+    held-out fold of a training context like any candidate. One task
     cannot tell structure from values where values decide: whether a list or object is
     empty (a file shared with nobody), or whether a key named like a record (an email
     address, an id, a name of several words) is a field; those are not proposed."""
@@ -150,9 +160,12 @@ def _few_task_members(candidates: dict[str, Any], contexts: dict[str, MineContex
             key: p for key, p in ctx.paths.items() if key[0] in few})  # fmt: skip
         fold = None if name == "all" else int(name.partition(":")[2])
         test = contexts.get(f"test:{fold}") if fold is not None else None
-        for template in (unary.presence, unary.types):
+        for template in (unary.presence, unary.types, relational.relations):
             for contract in template(one):
-                if contract.kind not in MEMBER_KINDS or _record_key(contract):
+                if contract.tool not in few or not (contract.kind in MEMBER_KINDS
+                                                    or entries(contract)):  # fmt: skip
+                    continue
+                if _record_key(contract):
                     continue
                 entry = candidates.setdefault(contract.id, Candidate())
                 if fold is None:
@@ -215,7 +228,7 @@ def build_schema(members: Iterable[Contract]) -> dict[str, Any]:
     together, rooted at the side: ``type`` (never null), ``not_null``, required keys
     (``present``), ``minItems``/``minProperties`` (``non_empty``), under ``items`` for
     ``[*]`` and ``additionalProperties`` for map entries ``{*}``."""
-    members = list(members)
+    members = [c for c in members if c.kind in MEMBER_KINDS]
     types = {c.paths[0]: c.params.get("type") for c in members if c.kind == Kind.TYPE}
     root: dict[str, Any] = {}
     for c in sorted(members, key=lambda c: (c.paths[0], c.kind.value)):

@@ -65,7 +65,8 @@ class Pair:
     tok (v1: no word of right in left, v2: the same string), page (v1: len(left) is not
     min(xpath, right - start), v2: right - start > xpath, the page was cut by the limit;
     ``vtype`` says what ``opath`` is: ``start`` an offset, ``page`` a 1-based page number,
-    ``none`` no such argument) and ratio (left / right per task, :mod:`.scales`)."""
+    ``none`` no such argument), ratio (left / right per task, :mod:`.scales`) and keys
+    (v1: a name in right that is no key of the map left, v2: a key not in right)."""
 
     pid: int
     tool: str
@@ -214,12 +215,39 @@ def _page_pairs(
                 yield ("page", offset[0], left, right, limit.path, offset[1])
 
 
+def _keys_pairs(ctx: MineContext, tool: str) -> _Found:
+    """An object of the result used as a map (``result{*}``: entries keyed by the
+    companies or hotels the call named) and an argument of strings, one or a list:
+    whether the map's entries are the names asked for. Tried on tools of any support
+    (one task shows whether the keys are the names it asked for; pricing says what that
+    is worth), since a map's keys are rare and so are such pairs."""
+    profiles = list(ctx.profiles(tool))
+    maps = [p for p in profiles if p.side == "result" and p.path.endswith("{*}")
+            and not selects_many(p.path[:-3])]  # fmt: skip
+    if not maps:
+        return
+    names = []
+    for p in profiles:
+        if p.side != "args" or p.has_wildcard or p.path == "args":
+            continue
+        element = ctx.paths.get((tool, "args", p.path + "[*]")) if p.json_type == "array" else p
+        if element is not None and element["c_all_string"] == element["calls"] > 0:
+            names.append(p)
+    for entry in maps:
+        owner = ctx.paths.get((tool, "result", entry.path[:-3]))
+        if owner is None:
+            continue
+        for right in names:
+            yield ("keys", "string", owner, right)
+
+
 # the vocabulary's pair finders, each with a quota of its own (rows: kind, value type,
 # left, right, then what the kind needs more)
 _VOCABULARY_PAIRS: tuple[Callable[[MineContext, str], Iterator[tuple[Any, ...]]], ...] = (
     _token_pairs,
     _ratio_pairs,
     _page_pairs,
+    _keys_pairs,
 )
 
 
@@ -324,6 +352,10 @@ def options(pair: Pair) -> list[tuple[Kind, list[str], tuple[str, ...], dict]]:
         return [(Kind.PAGE_FULL, [f"len({left})", right, pair.xpath], ("v1",), where)]
     if pair.kind == "ratio":
         return [(Kind.RATIO, [left, right], (), {})]
+    if pair.kind == "keys":
+        entries = f"keys({left})"
+        return [(Kind.SUBSET, [right, entries], ("v1",), {}),
+                (Kind.SUBSET, [entries, right], ("v2",), {})]  # fmt: skip
     kind = Kind.SUBSET if selects_many(left) else Kind.MEMBER
     return [(kind, [left, right], ("v1",), {})]
 
@@ -339,11 +371,12 @@ SUM_TOLERANCE = 0.01
 floating amounts within a cent."""
 
 
-def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
+def pair_stats_sql(survey: Survey, part: Part, append: bool = False, keys: bool = False) -> str:
     """SQL building ``_tm_pair_stats(pid, fold, tasks, checked, v1..v4)`` from
     ``_tm_pairs`` (and ``_tm_only``, the paths they name, and ``_tm_folds``), or with
     ``append`` adding ``part``'s tasks. A task lies in one part and one fold, so the
-    parts' rows of a fold add up."""
+    parts' rows of a fold add up. ``keys``: some pairs are of kind ``keys``, whose
+    counts read the raw values a second time (only then)."""
     num_l = "l.n_integer + l.n_number = l.n"
     num_r = "r.n = 1 AND r.n_integer + r.n_number = 1"
     head = (
@@ -383,7 +416,8 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
         FROM _tm_pairs pr
         JOIN cp r ON r.tool = pr.tool AND r.side = pr.rside AND r.path = pr.rpath
         LEFT JOIN cp l ON l.call_key = r.call_key AND l.side = pr.lside AND l.path = pr.lpath
-        WHERE pr.kind NOT IN ('member', 'page', 'ratio') AND r.n = 1 AND r.n_null = 0 AND CASE
+        WHERE pr.kind NOT IN ('member', 'page', 'ratio', 'keys') AND r.n = 1 AND r.n_null = 0
+        AND CASE
             WHEN pr.kind = 'sum' THEN {num_r} AND (l.call_key IS NULL OR {num_l})
             WHEN pr.kind = 'tok' THEN r.n_string = 1 AND l.n = 1 AND l.n_string = 1
                  AND len({tokens_sql("r.smin")}) > 0
@@ -426,14 +460,64 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False) -> str:
         LEFT JOIN rv ON rv.pid = lv.pid AND rv.call_key = lv.call_key
              AND rv.str IS NOT DISTINCT FROM lv.str AND rv.num IS NOT DISTINCT FROM lv.num
         GROUP BY lv.pid, lv.task, lv.fold, lv.call_key
-    )
+    ){_keys_sql(part) if keys else ""}
     SELECT s.pid, s.fold, {distinct_tasks_sql(part, "s.task", "s.task")} AS tasks,
            count(*) AS checked,
            count(*) FILTER (v[1]) AS v1, count(*) FILTER (v[2]) AS v2,
            count(*) FILTER (v[3]) AS v3, count(*) FILTER (v[4]) AS v4
-    FROM (SELECT * FROM two UNION ALL SELECT * FROM member UNION ALL SELECT * FROM page) s
+    FROM (SELECT * FROM two UNION ALL SELECT * FROM member UNION ALL SELECT * FROM page
+          {"UNION ALL SELECT * FROM keyed" if keys else ""}) s
     GROUP BY s.pid, s.fold
     """
+
+
+_STEP = r'\.[A-Za-z_][A-Za-z0-9_\-]*|\["(?:[^"\\]|\\.)*"\]'
+"""One step of a path into an object: ``.name`` or ``["a key"]`` (as ``format_path``)."""
+
+
+def _raw_values(part: Part) -> str:
+    """``json_values`` within ``part``'s key range: the values with maps' keys in their
+    paths."""
+    if part.index is None:
+        return "json_values"
+    return f"(SELECT * FROM json_values WHERE call_key BETWEEN {part.first} AND {part.last})"
+
+
+def _keys_sql(part: Part) -> str:
+    """The CTEs counting ``keys`` pairs (``keyed``), appended to :func:`pair_stats_sql`'s:
+    per call, the map's keys against the names the argument holds."""
+    return f"""
+    , mkeys AS (
+        -- a map's keys are in the raw paths only (``tm_values`` reads them as ``{{*}}``):
+        -- the entries are the paths one segment below the map's
+        SELECT pr.pid, v.call_key, list(DISTINCT CASE WHEN starts_with(e.step, '.')
+               THEN e.step[2:] ELSE regexp_replace(e.step[3:-3], '\\\\(.)', '\\1', 'g') END) AS ks
+        FROM _tm_pairs pr
+        JOIN c ON c.tool = pr.tool
+        JOIN {_raw_values(part)} v ON v.call_key = c.call_key AND v.side = pr.lside
+             AND starts_with(v.path, pr.lpath) AND length(v.path) > length(pr.lpath)
+        CROSS JOIN LATERAL (SELECT v.path[length(pr.lpath) + 1:] AS step) e
+        WHERE pr.kind = 'keys' AND regexp_full_match(e.step, '{_STEP}')
+        GROUP BY pr.pid, v.call_key
+    ), names AS (
+        SELECT pr.pid, v.call_key, list(DISTINCT v.str) FILTER (v.jtype = 'string') AS rs,
+               bool_or(v.jtype <> 'string') AS odd
+        FROM _tm_pairs pr
+        JOIN c ON c.tool = pr.tool
+        JOIN {part.values()} v ON v.call_key = c.call_key AND v.side = pr.rside
+             AND (v.path = pr.rpath AND v.jtype <> 'array' OR v.path = pr.rpath || '[*]')
+        WHERE pr.kind = 'keys'
+        GROUP BY pr.pid, v.call_key
+    ), keyed AS (
+        SELECT pr.pid, m.task, m.fold, m.call_key,
+               [q.odd OR NOT list_has_all(coalesce(k.ks, []), coalesce(q.rs, [])),
+                NOT list_has_all(coalesce(q.rs, []), coalesce(k.ks, [])), FALSE, FALSE] AS v
+        FROM _tm_pairs pr
+        JOIN cp m ON m.tool = pr.tool AND m.side = pr.lside AND m.path = pr.lpath
+        JOIN names q ON q.pid = pr.pid AND q.call_key = m.call_key
+        LEFT JOIN mkeys k ON k.pid = pr.pid AND k.call_key = m.call_key
+        WHERE pr.kind = 'keys' AND m.n = 1 AND m.n_object = 1
+    )"""
 
 
 def pair_sums_sql(stats: str = "_tm_pair_stats") -> str:
@@ -467,9 +551,10 @@ def pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey) 
     paths = {p for name in ("lpath", "rpath", "xpath", "opath")
              for p in pairs.column(name).to_pylist() if p}  # fmt: skip
     con.register("_tm_only", pa.table({"path": sorted(paths)}))
+    keys = "keys" in pairs.column("kind").to_pylist()
     try:
         for k, part in enumerate(parts(con)):
-            con.execute(pair_stats_sql(survey, part, append=k > 0))
+            con.execute(pair_stats_sql(survey, part, append=k > 0, keys=keys))
         return integers(fetch_arrow(con, "SELECT * FROM _tm_pair_stats"))
     finally:
         con.unregister("_tm_pairs")

@@ -35,7 +35,7 @@ def describe(contract: Contract) -> str:
         Kind.LT: lambda: f"{first} < {p[-1]}",
         Kind.SUM_EQUALS: lambda: f"{first} == {p[-1]} (± {params.get('tolerance', 0)})",
         Kind.MEMBER: lambda: f"{first} in {p[-1]}",
-        Kind.SUBSET: lambda: f"every {first} in {p[-1]}",
+        Kind.SUBSET: lambda: _subset(first, p[-1]),
         Kind.SHARES_TOKEN: lambda: f"{first} shares a word with {p[-1]}",
         Kind.RATIO: lambda: _ratio(first, p[-1], params),
         Kind.PAGE_FULL: lambda: _page(p, params),
@@ -44,6 +44,14 @@ def describe(contract: Contract) -> str:
     if contract.when is not None:
         text += f" when {contract.when.render()}"
     return text
+
+
+def _subset(left: str, right: str) -> str:
+    if right.startswith("keys(") and right.endswith(")"):
+        return f"{right[5:-1]} has an entry for every name in {left}"
+    if left.startswith("keys(") and left.endswith(")"):
+        return f"every entry of {left[5:-1]} is named in {right}"
+    return f"every {left} in {right}"
 
 
 def _ratio(left: str, right: str, params: dict) -> str:
