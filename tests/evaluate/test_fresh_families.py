@@ -49,14 +49,22 @@ def _expected(out: Path) -> dict[str, dict[str, Any]]:
         for v in replayed.verdict.violations:
             if (replayed.run_id, v.call_id) in seq_of:
                 broken.add((v.contract_id, replayed.run_id, seq_of[(replayed.run_id, v.call_id)]))
+    # a schema's members are priced at nothing under it: their violations are the schema's
+    schemas = {c.id for c in contracts.contracts if c.kind == "schema" and c.id in enforced}
+    for c in contracts.contracts:
+        if c.folded_into in schemas:
+            broken |= {(c.folded_into, run, seq) for cid, run, seq in broken if cid == c.id}
     out_rows: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"contracts": 0, "price": 0.0, "calls": [0, 0], "tasks": [0, 0]}
     )
     for contract in contracts.contracts:
         if contract.id not in enforced or contract.kind == "completeness":
             continue  # the gate is no priced contract
+        if contract.folded_into in schemas:
+            continue
         share = contract.evidence.fa_share if contract.evidence else None
-        row = out_rows[family_of(contract) if share is not None else "(no price)"]
+        family = (contract.evidence.family if contract.evidence else None) or family_of(contract)
+        row = out_rows[family if share is not None else "(no price)"]
         own = [c for c in calls if c["tool"] == contract.tool]
         hit = [c for c in own if (contract.id, c["run_id"], c["seq"]) in broken]
         row["contracts"] += 1

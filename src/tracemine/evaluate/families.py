@@ -13,6 +13,12 @@ its contracts' shares. Per family, over the contracts the arm's monitor enforced
   when any call of the task is;
 - **predicted**: the call-weighted mean ``fa_share`` of the family's contracts.
 
+A tool's schema is priced as one contract and its members (``folded_into`` it) at nothing,
+so a member's violations are the schema's: a schema's units are realized when any of its
+members (or itself) names the call, and the members are no row of their own. A contract
+is in the family selection priced it by (``evidence.family``: a value claim's own, such as
+``non_empty/result/string/value``), else in its kind's.
+
 Units of one call under several contracts are not independent, so the Wilson interval of a
 family is narrower than its evidence; a family realized above its price says the price
 is wrong. Enforced contracts without a price (declared, unpriced) are one row of their own;
@@ -73,6 +79,12 @@ def violated_calls(nominal: dict[str, list[Alarm]]) -> dict[str, set[tuple[str, 
     return out
 
 
+def priced_family(contract: Contract) -> str:
+    """The family selection priced ``contract`` by, or its kind's when it says none."""
+    named = contract.evidence.family if contract.evidence else None
+    return named or family_of(contract)
+
+
 def family_calibration(
     contracts: Iterable[Contract], runs: list[dict[str, Any]], nominal: dict[str, list[Alarm]]
 ) -> FamilyCalibration:
@@ -86,12 +98,20 @@ def family_calibration(
                 (run["run_id"], seq, str(run["task_id"]))
             )
     violated = violated_calls(nominal)
+    contracts = list(contracts)
+    schemas = {c.id for c in contracts if c.kind == Kind.SCHEMA}
+    for contract in contracts:
+        if contract.folded_into in schemas:
+            found = violated.get(contract.id, set())
+            violated[contract.folded_into] = violated.get(contract.folded_into, set()) | found
     tallies: dict[str, _Tally] = {}
     for contract in contracts:
         if contract.kind == Kind.COMPLETENESS:
             continue  # the gate: neither selected nor priced, its gaps name no contract
+        if contract.folded_into in schemas:
+            continue  # priced and realized as its schema
         share = contract.evidence.fa_share if contract.evidence else None
-        name = family_of(contract) if share is not None else UNPRICED
+        name = priced_family(contract) if share is not None else UNPRICED
         tally = tallies.setdefault(name, _Tally())
         own = calls.get(contract.tool, [])
         hit = violated.get(contract.id, set())
