@@ -196,6 +196,16 @@ def variants(
                 sites = rng.sample(sites, max_sites)
             for site in sites:
                 faulty = _fresh(run)
-                if site.apply(faulty, rng) is None or _fingerprint(faulty) == plain:
+                if site.apply(faulty, rng) is None or _unchanged(faulty, run, plain):
                     continue
                 yield index, fault_class, faulty
+
+
+def _unchanged(faulty: dict[str, Any], run: dict[str, Any], plain: str) -> bool:
+    """Whether a faulted copy reads as ``plain``, the fingerprint of ``run``. Runs hold
+    JSON values, and equal fingerprints make equal values (a copy's leaves are the run's
+    own objects, so even a NaN compares equal to itself): a copy that compares unequal
+    has changed, and only one that compares equal (``1``, ``1.0`` and ``True`` compare
+    equal) is fingerprinted. A wide call is thousands of values: a comparison costs far
+    less than writing them out."""
+    return faulty == run and _fingerprint(faulty) == plain

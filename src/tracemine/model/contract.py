@@ -366,22 +366,35 @@ class Contract(BaseModel):
 
 
 _SHAPE_VALUE_KINDS = {Kind.TYPE: "type", Kind.FORMAT: "format"}
+_VALUED_KINDS = frozenset({Kind.REQUIRES_PRIOR, Kind.PROVENANCE, Kind.BOUNDED_BY, Kind.PAGE_FULL,
+                           Kind.EXPECTED_TOOLS})  # fmt: skip
+_ID_JSON = json.JSONEncoder(sort_keys=True, default=str)
+"""What ``json.dumps(..., sort_keys=True, default=str)`` builds on every call, built once."""
+_IDS: dict[tuple[Any, ...], str] = {}
+"""Ids by :func:`_id_key`: a mine proposes each candidate once per context (every task
+and each training fold), so most ids are asked for several times."""
+_MAX_IDS = 1 << 18
 
 
 def contract_id(contract: Contract) -> str:
     """Stable across re-mining: kind, tool, side, paths, the *shape* of the parameters
     (their keys, not their values — except where the value is the identity, as a type or
     a format) and the condition."""
+    key = _id_key(contract)
+    if key is not None:
+        found = _IDS.get(key)
+        if found is not None:
+            return found
     params_shape: dict[str, Any] = {key: None for key in sorted(contract.params)}
     identity_key = _SHAPE_VALUE_KINDS.get(contract.kind)
     if identity_key:
         params_shape[identity_key] = contract.params.get(identity_key)
-    if contract.kind in (Kind.REQUIRES_PRIOR, Kind.PROVENANCE, Kind.BOUNDED_BY, Kind.PAGE_FULL):
+    if contract.kind in _VALUED_KINDS - {Kind.EXPECTED_TOOLS}:
         params_shape = {k: contract.params.get(k) for k in sorted(contract.params)}
     if contract.kind == Kind.EXPECTED_TOOLS:
         params_shape = {"family": contract.params.get("family")}
     when = contract.when.model_dump(mode="json") if contract.when else None
-    payload = json.dumps(
+    payload = _ID_JSON.encode(
         [
             contract.kind.value,
             contract.tool,
@@ -389,11 +402,36 @@ def contract_id(contract: Contract) -> str:
             contract.paths,
             params_shape,
             when,
-        ],
-        sort_keys=True,
-        default=str,
+        ]
     )
-    return "c_" + hashlib.sha256(payload.encode()).hexdigest()[:12]
+    cid = "c_" + hashlib.sha256(payload.encode()).hexdigest()[:12]
+    if key is not None:
+        if len(_IDS) >= _MAX_IDS:
+            _IDS.clear()
+        _IDS[key] = cid
+    return cid
+
+
+def _id_key(contract: Contract) -> tuple[Any, ...] | None:
+    """What :func:`contract_id` reads, as a hashable key whose equal keys dump to equal
+    JSON; ``None`` (not memoized) for a condition, for kinds whose parameter values count
+    and for an identity value other than a string or a list of strings (``1 == 1.0 ==
+    True`` as keys, not as JSON)."""
+    if contract.when is not None or contract.kind in _VALUED_KINDS:
+        return None
+    identity: Any = None
+    identity_key = _SHAPE_VALUE_KINDS.get(contract.kind)
+    if identity_key:
+        value = contract.params.get(identity_key)
+        if isinstance(value, str):
+            identity = value
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            identity = tuple(value)
+        elif value is not None:
+            return None
+    # kind and side are string enums: as keys they hash and compare as their values
+    return (contract.kind, contract.tool, contract.side, tuple(contract.paths),
+            tuple(sorted(contract.params)), identity)  # fmt: skip
 
 
 def declared_id(contract: Contract) -> str:

@@ -267,11 +267,19 @@ def load_contexts(
         )
     listings: dict[tuple[str, str, str, str, str], dict[Any, tuple[int, int]]] = {}
     complete: dict[tuple[str, str, str, str, str], bool] = {}
+    # a value is listed in every context that saw it: each text is decoded once (listed
+    # values are keys, so JSON scalars, which no one changes)
+    decoded_texts: dict[str, Any] = {}
     for ctx, tool, side, path, kind, value, calls, tasks, most in con.execute(
         context_values_sql(per_fold)
     ).fetchall():
         key = (ctx, tool, side, path, kind)
-        decoded = json.loads(value) if kind == "v" else value
+        if kind == "v":
+            decoded = decoded_texts.get(value, decoded_texts)
+            if decoded is decoded_texts:
+                decoded = decoded_texts[value] = json.loads(value)
+        else:
+            decoded = value
         listings.setdefault(key, {})[decoded] = (int(calls), int(tasks))
         complete[key] = int(most) <= VALUES_PER_TASK
     for (ctx, tool, side, path, kind), counts in listings.items():
