@@ -166,6 +166,10 @@ class DaskEngine:
         self.client = client
         self.progress = progress
 
+    def slots(self) -> int:
+        """The cluster's worker threads: tasks that can run at once."""
+        return max(sum(self.client.nthreads().values()), 1)
+
     def run(self, label: str, function: Callable[..., T], calls: Sequence[tuple[str, tuple]],
             shared: Sequence[Any] = ()) -> list[T]:  # fmt: skip
         """``function(*shared, *args)`` for each ``(name, args)`` of ``calls``, in order;
@@ -177,7 +181,7 @@ class DaskEngine:
         # the scheduler gives a worker only the shard it runs, so when it dies no shard that
         # merely waited on it is counted as having killed it (Dask counts every task a dead
         # worker was given). Threads that join later are not used until the next pass.
-        slots = max(sum(self.client.nthreads().values()), 1)
+        slots = self.slots()
         futures: list[Any] = []
         names: dict[str, str] = {}
 
