@@ -23,7 +23,7 @@ from tracemine.mine.profile.shards import Setup
 from tracemine.model.contract import ContractFile
 
 Progress = Callable[[str, int, int], None]
-STORE_BYTES = 1_000_000_000
+STORE_BYTES = 512_000_000
 """Consecutive shards are read into one store of up to about this many bytes of traces."""
 
 
