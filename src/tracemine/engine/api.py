@@ -23,6 +23,8 @@ from tracemine.mine.profile.shards import Setup
 from tracemine.model.contract import ContractFile
 
 Progress = Callable[[str, int, int], None]
+STORE_BYTES = 512_000_000
+"""Consecutive shards are read into one store of up to about this many bytes of traces."""
 
 
 @dataclass
@@ -47,6 +49,7 @@ def mine_sharded(
     client: Any = None,
     worker_memory: str | None = None,
     shard_bytes: int = SHARD_BYTES,
+    store_bytes: int = STORE_BYTES,
     format: str | None = None,
     progress: Progress | None = None,
     dashboard: bool = True,
@@ -57,15 +60,18 @@ def mine_sharded(
 ) -> ShardedMine:
     """Mine the trace files ``sources`` (paths, folders, globs or fsspec URLs) on a Dask
     cluster: ``workers`` local processes, the scheduler at ``scheduler``, or an existing
-    ``client``. Each shard (:mod:`tracemine.engine.plan`) is read into a store of its own
-    under ``work``, a folder every worker sees, and profiled there; the client adds the
-    profiles up, proposes, and has the held-out counts made shard by shard
-    (:mod:`tracemine.mine.profile.shards`). ``settings`` are :func:`tracemine.mine`'s keywords,
-    and the contracts are the ones :func:`tracemine.mine` finds in one store of the same
-    files with the same seed. Shards are kept in ``work``: mining them again reads nothing
-    again. ``progress`` is called with (pass, shards done, shards), ``on_cluster`` with the
-    cluster's dashboard link (or None) once it is up. A ``scheduler`` must answer within
-    ``connect_timeout`` seconds; a ``tls://`` one needs the client's files in ``tls``.
+    ``client``. The shards (:mod:`tracemine.engine.plan`) are read, consecutive ones
+    together, into as few stores under ``work`` (a folder every worker sees) as keep
+    every worker thread busy and each within ``store_bytes`` of traces (:func:`batches`),
+    and profiled there; the client adds the profiles up, proposes, and has the held-out
+    counts made store by store (:mod:`tracemine.mine.profile.shards`). ``settings`` are
+    :func:`tracemine.mine`'s keywords, and the contracts are the ones
+    :func:`tracemine.mine` finds in one store of the same files with the same seed.
+    Stores are kept in ``work``: mining them again on as many worker threads reads
+    nothing again. ``progress`` is called with (pass, stores done, stores),
+    ``on_cluster`` with the cluster's dashboard link (or None) once it is up. A
+    ``scheduler`` must answer within ``connect_timeout`` seconds; a ``tls://`` one needs
+    the client's files in ``tls``.
 
     >>> found = mine_sharded(["s3://traces/"], work="/shared/tm", workers=8)  # doctest: +SKIP
     >>> found.contracts.contracts[0].description  # doctest: +SKIP
@@ -98,7 +104,7 @@ def mine_sharded(
         runner = engine.DaskEngine(client, progress)
         config = worker.Config(memory=_mine_memory(worker_memory), threads=threads)
         shards = _number_lines(runner, shards)
-        reports, stores = _ingest(runner, shards, folder, config)
+        reports, stores, held = _ingest(runner, shards, folder, config, store_bytes)
         missing = [path for _, path in stores if not Path(path).exists()]
         if missing:
             raise InputError(
@@ -108,7 +114,7 @@ def mine_sharded(
             )
         groups = _groups(runner, stores, options, config)
         merged = _merge_groups(runner, groups, folder)
-        named = [[name for name, _ in group] for group in groups]
+        named = [[name for _, path in group for name in held[path]] for group in groups]
         try:
             contracts = mine_shards(engine.DaskShards(runner, merged, config), con,
                                     folder.as_posix(), options)  # fmt: skip
@@ -116,7 +122,7 @@ def mine_sharded(
             if not ran_out_of_memory(exc):
                 raise
             raise out_of_memory("merging the shards' profiles", "", MINE_MEMORY_LIMIT) from None
-    together = [names for names in named if len(names) > 1]
+    together = [names for names, group in zip(named, groups, strict=True) if len(group) > 1]
     contracts.provenance["shards"] = {"count": len(shards), "stores": len(merged),
                                       "merged": together}  # fmt: skip
     report = IngestReport(db=folder.as_posix(), files=reports)
@@ -162,26 +168,94 @@ def _number_lines(runner: Any, shards: list[Shard]) -> list[Shard]:
     return out
 
 
-def _ingest(runner: Any, shards: list[Shard], folder: Path, config: worker.Config
-            ) -> tuple[list[FileReport], list[Store]]:  # fmt: skip
-    """Read every shard into its store (those already there are kept); a shard with the
-    same content as an earlier one is skipped, as one store skips a file read before."""
-    paths = [(folder / "shards" / f"{s.index:05d}-{s.key()}.duckdb").as_posix() for s in shards]
-    found = runner.run("ingest", worker.ingest, [(s.name, (s, p, config)) for s, p in
-                                                 zip(shards, paths, strict=True)])  # fmt: skip
+def batches(shards: list[Shard], slots: int, store_bytes: int = STORE_BYTES) -> list[list[Shard]]:
+    """``shards`` cut, in order, into runs of consecutive shards of about equal bytes, one
+    store each: as few as keep every one of ``slots`` worker threads busy and each store
+    within ``store_bytes`` (a multiple of ``slots`` of them, never more than the shards;
+    one that unequal shards fill past ``store_bytes`` is cut again, and a shard larger
+    than that is a store alone). Every pass of a mine runs a task per store and opens
+    it, whatever it holds: twenty small stores on two workers cost half as much again
+    as two large ones."""
+    if not shards:
+        return []
+    slots = max(slots, 1)
+    sizes = [max(s.length, 1) for s in shards]
+    total = sum(sizes)
+    rounds = -(-total // (slots * store_bytes))
+    count = min(len(shards), slots * rounds)
+    out: list[list[Shard]] = [[] for _ in range(count)]
+    done = 0
+    for shard, size in zip(shards, sizes, strict=True):
+        out[min((2 * done + size) * count // (2 * total), count - 1)].append(shard)  # its middle
+        done += size
+    cut: list[list[Shard]] = []
+    for group in out:  # unequal shards can fill one past the size: cut it again
+        held = store_bytes
+        for shard in group:
+            if held + max(shard.length, 1) > store_bytes:
+                cut.append([])
+                held = 0
+            cut[-1].append(shard)
+            held += max(shard.length, 1)
+    return cut
+
+
+def _copies(runner: Any, shards: list[Shard]) -> dict[int, Shard]:
+    """The shards whose bytes are those of an earlier shard, each with that shard. Only
+    shards of one length are compared (all, when a listing gave no size)."""
+    lengths = [s.length for s in shards]
+    unknown = 0 in lengths
+    suspects = [s for s in shards if unknown or lengths.count(s.length) > 1]
+    if not suspects:
+        return {}
+    hashes = runner.run("comparing shards", worker.content_hash,
+                        [(s.name, (s.url, s.start, s.end)) for s in suspects])  # fmt: skip
+    first: dict[str, Shard] = {}
+    copies: dict[int, Shard] = {}
+    for shard, digest in zip(suspects, hashes, strict=True):
+        earlier = first.setdefault(digest, shard)
+        if earlier is not shard:
+            copies[shard.index] = earlier
+    return copies
+
+
+def _ingest(runner: Any, shards: list[Shard], folder: Path, config: worker.Config,
+            store_bytes: int = STORE_BYTES,
+            ) -> tuple[list[FileReport], list[Store], dict[str, list[str]]]:  # fmt: skip
+    """Read the shards into stores of consecutive ones (:func:`batches`; those already
+    there are kept); a shard with the same content as an earlier one is skipped, as one
+    store skips a file read before. Also the shards each store holds, by its path."""
+    copies = _copies(runner, shards)
+    read = [s for s in shards if s.index not in copies]
+    groups = batches(read, runner.slots(), store_bytes)
+    paths = [(folder / "shards" / _store_name(group)).as_posix() for group in groups]
+    found = runner.run("ingest", worker.ingest, [(_named(group), (group, p, config))
+                                                 for group, p in zip(groups, paths, strict=True)])
+    done = {s.index: r for group, rs in zip(groups, found, strict=True)
+            for s, r in zip(group, rs, strict=True)}  # fmt: skip
     reports: list[FileReport] = []
-    stores: list[Store] = []
-    seen: dict[str, str] = {}
-    for shard, path, done in zip(shards, paths, found, strict=True):
-        if done.file_hash in seen:
-            detail = f"same content as {seen[done.file_hash]}; read once"
+    for shard in shards:
+        if shard.index in copies:
+            detail = f"same content as {copies[shard.index].name}; read once"
             reports.append(FileReport(source_file=shard.name, source_format=shard.format,
                                       outcome="skipped", detail=detail))  # fmt: skip
-            continue
-        seen[done.file_hash] = shard.name
-        reports.append(done.report.model_copy(update={"source_file": shard.name}))
-        stores.append((shard.name, path))
-    return reports, stores
+        else:
+            reports.append(done[shard.index].model_copy(update={"source_file": shard.name}))
+    stores = [(_named(group), p) for group, p in zip(groups, paths, strict=True)]
+    return reports, stores, {p: [s.name for s in g] for g, p in zip(groups, paths, strict=True)}
+
+
+def _store_name(group: list[Shard]) -> str:
+    """A store's file: its first shard's place, and the shards it holds (their files'
+    versions, ranges, formats and ingest ids)."""
+    if len(group) == 1:
+        return f"{group[0].index:05d}-{group[0].key()}.duckdb"
+    digest = hashlib.sha256("|".join(s.key() for s in group).encode()).hexdigest()[:16]
+    return f"{group[0].index:05d}+{len(group) - 1}-{digest}.duckdb"
+
+
+def _named(group: list[Shard]) -> str:
+    return " + ".join(s.name for s in group)
 
 
 Store = tuple[str, str]

@@ -12,7 +12,8 @@ pickled: every task opens its store and closes it.
 A task whose worker dies is run again on another; a shard whose task fails twice (its
 worker died twice, or it raised twice) fails the job with :class:`ShardFailed`, which
 names the shard. In a cluster started here a task is retried once after its worker died
-(``distributed.scheduler.allowed-failures = 1``); a cluster joined keeps its own setting.
+(``distributed.scheduler.allowed-failures = 1``), and samples for the dashboard less often
+(:data:`QUIET`); a cluster joined keeps its own settings.
 """
 
 from __future__ import annotations
@@ -35,6 +36,16 @@ Progress = Callable[[str, int, int], None]
 """Called with (what the pass does, shards done, shards in all)."""
 RETRIES = 1
 START_TRIES = 3
+QUIET = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.gil.enabled": False,
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.tick.interval": "500ms",
+}
+"""What a local cluster leaves out or does less often: the statistical profile of running
+tasks and the dashboard's samples of CPU, memory and the event loop, which every process
+of the cluster takes tens of times a second (about 0.06 CPU-s a second for two workers,
+5 % of a mine's CPU at 1M calls). The memory limits are watched as often as before."""
 """A local cluster whose worker dies while it starts is started again, this many times in all."""
 
 
@@ -85,7 +96,7 @@ def cluster(
             client.close()
         return
     board = dashboard and importlib.util.find_spec("bokeh") is not None
-    with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES}):
+    with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES, **QUIET}):
         local = _local_cluster(distributed, workers or 1, memory)
         client = distributed.Client(local)
     try:
@@ -166,6 +177,10 @@ class DaskEngine:
         self.client = client
         self.progress = progress
 
+    def slots(self) -> int:
+        """The cluster's worker threads: tasks that can run at once."""
+        return max(sum(self.client.nthreads().values()), 1)
+
     def run(self, label: str, function: Callable[..., T], calls: Sequence[tuple[str, tuple]],
             shared: Sequence[Any] = ()) -> list[T]:  # fmt: skip
         """``function(*shared, *args)`` for each ``(name, args)`` of ``calls``, in order;
@@ -177,7 +192,7 @@ class DaskEngine:
         # the scheduler gives a worker only the shard it runs, so when it dies no shard that
         # merely waited on it is counted as having killed it (Dask counts every task a dead
         # worker was given). Threads that join later are not used until the next pass.
-        slots = max(sum(self.client.nthreads().values()), 1)
+        slots = self.slots()
         futures: list[Any] = []
         names: dict[str, str] = {}
 

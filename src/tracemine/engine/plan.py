@@ -55,6 +55,11 @@ class Shard:
         return self.end is None
 
     @property
+    def length(self) -> int:
+        """The shard's bytes (0 for a remote file whose listing gave no size)."""
+        return self.size - self.start if self.end is None else self.end - self.start
+
+    @property
     def local(self) -> bool:
         return "://" not in self.url or self.url.startswith("file://")
 

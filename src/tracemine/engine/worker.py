@@ -1,4 +1,4 @@
-"""What runs on a worker: read a shard into its store, merge the stores of shards that
+"""What runs on a worker: read shards into a store, merge the stores of shards that
 share tasks, and run a mining step on a store. Plain functions of plain arguments (paths,
 shards, the mine's small parameters), so any engine can ship them; none holds a
 connection between calls, and each writes its store under a temporary name first, so a
@@ -10,11 +10,12 @@ a shared filesystem); the trace files may be anywhere fsspec reaches.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import duckdb
 
 from tracemine.errors import StoreError
 from tracemine.ingest import store
-from tracemine.ingest.pipeline import FileReport, ingest_shard, stored_report
+from tracemine.ingest.pipeline import FileReport, ShardPiece, ingest_shards, stored_report
 from tracemine.ingest.readers import READERS
 from tracemine.mine.profile.shards import Setup, prepare
 from tracemine.mine.profile.state import nominal
@@ -91,49 +92,71 @@ def clear_unfinished(work: Path) -> None:
                 leftover.unlink(missing_ok=True)
 
 
-@dataclass(frozen=True)
-class Ingested:
-    """A shard read into its store: the file report and the content hash of its bytes."""
+def content_hash(url: str, start: int, end: int | None) -> str:
+    """sha256 of the shard's bytes (``start`` to ``end``, or to the end of the file)."""
+    digest = hashlib.sha256()
+    with _open(url) as handle:
+        handle.seek(start)
+        left = None if end is None else end - start
+        while left is None or left > 0:
+            chunk = handle.read(COPY_CHUNK if left is None else min(COPY_CHUNK, left))
+            if not chunk:
+                break
+            digest.update(chunk)
+            if left is not None:
+                left -= len(chunk)
+    return digest.hexdigest()
 
-    report: FileReport
-    file_hash: str
 
-
-def ingest(shard: Any, path: str, config: Config) -> Ingested:
-    """Read ``shard`` (:class:`tracemine.engine.plan.Shard`) into a store at ``path``,
-    unless a finished one is there."""
+def ingest(shards: list[Any], path: str, config: Config) -> list[FileReport]:
+    """Read ``shards`` (:class:`tracemine.engine.plan.Shard`, consecutive ones of the
+    corpus) one after the other into one store at ``path``, each under its own ingest
+    id, as one ingest of their files would, unless a finished store is there; the report
+    of each."""
     target = Path(path)
     if target.exists():
-        return _ingested(shard, target)
+        return _ingested(shards, target)
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=_SCRATCH, dir=target.parent))
     try:
-        if shard.local and shard.whole:
-            source = Path(shard.url.removeprefix("file://"))
-        else:
-            source = _local_copy(shard.url, shard.start, shard.end, scratch)
         building = scratch / "store.duckdb"
-        ingest_shard(source, building, ingest_id=shard.ingest_id, source_file=shard.url,
-                     format=shard.format, first_line=shard.first_line or 1,
-                     threads=config.threads)  # fmt: skip
+        ingest_shards(_pieces(shards, scratch), building, threads=config.threads)
         os.replace(building, target)  # whole or not at all
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return _ingested(shard, target)
+    return _ingested(shards, target)
 
 
-def _ingested(shard: Any, target: Path) -> Ingested:
-    # the report a finished store keeps, and its file hash (the same content given twice
-    # is read once, as one store would: the engine drops the later shard)
+def _pieces(shards: list[Any], scratch: Path) -> Iterator[ShardPiece]:
+    """The shards as ingest reads them: a local whole file where it is, anything else
+    copied into ``scratch`` while it is read."""
+    for shard in shards:
+        if shard.local and shard.whole:
+            yield ShardPiece(Path(shard.url.removeprefix("file://")), shard.ingest_id,
+                             shard.url, shard.format, shard.first_line or 1)  # fmt: skip
+            continue
+        copy = _local_copy(shard.url, shard.start, shard.end, scratch)
+        try:
+            yield ShardPiece(copy, shard.ingest_id, shard.url, shard.format,
+                             shard.first_line or 1)  # fmt: skip
+        finally:
+            copy.unlink(missing_ok=True)
+
+
+def _ingested(shards: list[Any], target: Path) -> list[FileReport]:
+    # the reports a finished store keeps (``detail`` holds the file's hash: not said)
     con = store.connect(target, read_only=True)
     try:
-        report = stored_report(con, shard.ingest_id, shard.url)
+        reports = [stored_report(con, shard.ingest_id, shard.url) for shard in shards]
     finally:
         con.close()
-    if report is None:
-        raise StoreError(f"{target}: the store of {shard.name} holds no finished ingest")
-    file_hash, report.detail = report.detail, ""
-    return Ingested(report, file_hash)
+    out = []
+    for shard, report in zip(shards, reports, strict=True):
+        if report is None:
+            raise StoreError(f"{target}: the store of {shard.name} holds no finished ingest")
+        report.detail = ""
+        out.append(report)
+    return out
 
 
 def shard_keys(

@@ -10,6 +10,7 @@ This module runs an ingest (files, or one shard of a corpus) file by file; one f
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +164,19 @@ def _task_key_suggestions(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [str(found) for found in suggest(store_runs(con))]
 
 
+@dataclass(frozen=True)
+class ShardPiece:
+    """One shard to read into a store: ``path`` holds its bytes (a file, or a byte range
+    of one cut at line ends), stored as the file ``source_file`` from line ``first_line``
+    on, under ``ingest_id`` (its place among the corpus' files)."""
+
+    path: Path
+    ingest_id: int
+    source_file: str
+    format: str
+    first_line: int = 1
+
+
 def ingest_shard(
     path: str | Path,
     db: str | Path,
@@ -173,40 +187,46 @@ def ingest_shard(
     first_line: int = 1,
     threads: int | None = None,
 ) -> FileReport:
-    """Read one shard of a corpus into a store of its own: ``path`` holds the shard (a
-    file, or a byte range of one cut at line ends), stored as the file ``source_file``
-    from line ``first_line`` on, under ``ingest_id`` (its place among the corpus' files),
-    so that its calls get the keys one store of the whole corpus would give them
-    (:data:`tracemine.ingest.store.KEY_BITS`). A store already holding it is left as it
-    is, and its report is given again. ``threads`` caps DuckDB's threads (workers that
-    share a machine share its cores)."""
+    """Read one shard of a corpus into a store (:func:`ingest_shards`)."""
+    piece = ShardPiece(Path(path), ingest_id, source_file, format, first_line)
+    return ingest_shards([piece], db, threads=threads)[0]
+
+
+def ingest_shards(
+    pieces: Iterable[ShardPiece], db: str | Path, *, threads: int | None = None
+) -> list[FileReport]:
+    """Read shards of a corpus, in order, into the store at ``db`` over one connection,
+    each under its ingest id, so that its calls get the keys one store of the whole
+    corpus would give them (:data:`tracemine.ingest.store.KEY_BITS`). A shard the store
+    already holds is left as it is, and its report is given again. ``pieces`` may be a
+    generator: each is taken once the one before is stored. ``threads`` caps DuckDB's
+    threads (workers that share a machine share its cores)."""
     with store.writing(db):
-        return _ingest_shard(path, db, ingest_id, source_file, format, first_line, threads)
-
-
-def _ingest_shard(
-    path: str | Path, db: str | Path, ingest_id: int, source_file: str, format: str,
-    first_line: int, threads: int | None,
-) -> FileReport:  # fmt: skip
-    con = store.connect(db, memory_limit=INGEST_MEMORY_LIMIT)
-    con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_EVERY}'")
-    if threads:
-        con.execute(f"SET threads = {int(threads)}")
-    try:
-        found = stored_report(con, ingest_id, source_file)
-        if found is not None:
-            found.outcome, found.detail = "skipped", "already read into this shard's store"
-            return found
+        con = store.connect(db, memory_limit=INGEST_MEMORY_LIMIT)
         try:
-            return ingest_file(con, Path(path), format, None, False, False, None,
-                                ingest_id=ingest_id, source_file=source_file,
-                                first_line=first_line)  # fmt: skip
-        except duckdb.Error as exc:
-            if not store.ran_out_of_memory(exc):
-                raise
-            raise store.out_of_memory(f"ingesting {source_file}", "", INGEST_MEMORY_LIMIT) from None
-    finally:
-        con.close()
+            con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_EVERY}'")
+            if threads:
+                con.execute(f"SET threads = {int(threads)}")
+            return [_ingest_shard(con, piece) for piece in pieces]
+        finally:
+            con.close()
+
+
+def _ingest_shard(con: Any, piece: ShardPiece) -> FileReport:
+    found = stored_report(con, piece.ingest_id, piece.source_file)
+    if found is not None:
+        found.outcome, found.detail = "skipped", "already read into this shard's store"
+        return found
+    try:
+        return ingest_file(con, piece.path, piece.format, None, False, False, None,
+                           ingest_id=piece.ingest_id, source_file=piece.source_file,
+                           first_line=piece.first_line)  # fmt: skip
+    except duckdb.Error as exc:
+        if not store.ran_out_of_memory(exc):
+            raise
+        raise store.out_of_memory(
+            f"ingesting {piece.source_file}", "", INGEST_MEMORY_LIMIT
+        ) from None
 
 
 def stored_report(con: Any, ingest_id: int, source_file: str) -> FileReport | None:
