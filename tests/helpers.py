@@ -9,14 +9,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import types
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 from tracemine.ingest import ingest
 
@@ -115,3 +118,26 @@ def load_example(name: str) -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """A folder ``build`` fills once per test run, shared by the xdist workers: each worker's
+    base temp sits in one folder of the run, where the first worker to ask builds it under a
+    lock while the others wait. Read it only; a test that writes works on a copy."""
+    base = factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, done = root / name, root / f"{name}.built"
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): each worker builds its own
+        fcntl = None
+        folder, done = base / name, base / f"{name}.built"
+    with (root / f"{name}.lock").open("w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder

@@ -104,3 +104,11 @@ def test_version_names_the_package_and_the_contract_schema() -> None:
         assert result.returncode == 0, result.stderr
         assert result.stdout.split()[:2] == ["tracemine", version("tracemine")]
         assert f"schema_version {SCHEMA_VERSION}" in result.stdout
+
+
+def test_the_command_line_starts_without_scipy_or_sklearn() -> None:
+    """Every command, ``--help`` too, starts a fresh interpreter: scipy and scikit-learn
+    (a second between them) load only when mining reaches a fit that needs them."""
+    code = "import sys, tracemine.cli\nprint(sorted(m for m in ('scipy', 'sklearn') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ import typer
 
 from screen import screen
 from tracemine.cli import app
+
+from helpers import built_once
 
 
 def _paths(command: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -47,6 +50,7 @@ def _lone_words(text: str) -> list[str]:
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "tracemine")
 def test_help_reads_at_80_columns(command: tuple[str, ...]) -> None:
     shown = screen(*command, "--help", columns=80)
+    assert screen(*command, "-h", columns=80) == shown  # -h is help, wherever --help is
     lines = shown.splitlines()
     assert "Usage:" in shown and all(len(line) <= 80 for line in lines)
     assert not _lone_words(shown), "\n" + shown
@@ -71,24 +75,38 @@ def test_help_reads_at_80_columns(command: tuple[str, ...]) -> None:
     assert not short, "\n" + shown
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "tracemine")
-def test_h_is_help(command: tuple[str, ...]) -> None:
-    assert screen(*command, "-h", columns=80) == screen(*command, "--help", columns=80)
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder after simulate, ingest, mine and merge, as the README's tour leaves it."""
-    folder = tmp_path_factory.mktemp("screens")
+def _build_demo(folder: Path) -> None:
+    """simulate, ingest, mine and merge, as the README's tour leaves a folder; then a faulted
+    copy of the traces, and what ``check --json`` and ``review list --json`` say of them, which
+    every width shares."""
     for args in (
         ["simulate", "--out", "sim", "--suite", "all", "--tasks", "40", "--format", "otlp"],
         ["ingest", "sim/all.otlp.jsonl", "--db", "t.duckdb"],
         ["mine", "--db", "t.duckdb", "--out", "candidates.json", "--target-fa", "0.05"],
         ["merge", "--candidates", "candidates.json", "--spec", "sim/commerce.openapi.yaml",
          "--db", "t.duckdb", "--out", "merged.json"],
+        ["inject", "--in", "sim/all.otlp.jsonl", "--out", "bad.otlp.jsonl"],
     ):  # fmt: skip
         _tracemine(*args, cwd=folder)
-    return folder
+    (folder / "check.json").write_text(_tracemine(*CHECK, "--json", cwd=folder, ok=(0, 1)))
+    (folder / "listed.json").write_text(_tracemine(*LIST, "--json", cwd=folder))
+
+
+CHECK = ("check", "bad.otlp.jsonl", "-c", "candidates.json", "--include-proposed")
+LIST = ("review", "list", "-c", "merged.json", "--tool", "get_order", "--limit", "15")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo folder, built once for the run (by whichever worker comes first)."""
+    return built_once(tmp_path_factory, "screens", _build_demo)
+
+
+@pytest.fixture
+def demo(built: Path, tmp_path: Path) -> Path:
+    """A copy of the demo folder of this test's own: the commands write beside their input,
+    and ``mine`` opens the store for writing."""
+    return shutil.copytree(built, tmp_path / "demo")
 
 
 def _tracemine(*args: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> str:
@@ -113,9 +131,8 @@ def _whole(names: set[str], shown: str) -> set[str]:
 
 @pytest.mark.parametrize("columns", [80, 120])
 def test_review_list_gives_the_contract_text_the_width(demo: Path, columns: int) -> None:
-    args = ["review", "list", "-c", "merged.json", "--tool", "get_order", "--limit", "15"]
-    listed = json.loads(_tracemine(*args, "--json", cwd=demo))[:15]
-    shown = screen(*args, columns=columns, cwd=demo)
+    listed = json.loads((demo / "listed.json").read_text())[:15]
+    shown = screen(*LIST, columns=columns, cwd=demo)
     header = _table_lines(shown, "id")[0].split()
     assert "tool" not in header and "contract" in header  # the tool is in the title
     assert "of get_order" in shown.splitlines()[0]
@@ -170,15 +187,12 @@ def test_evaluate_summary_fits(tmp_path: Path, columns: int) -> None:
 def test_check_and_stats_tables_fit(demo: Path, columns: int) -> None:
     """The paths of the contracts a faulted trace breaks stand whole at 80 columns as at
     120; at 80 the columns given up are named."""
-    _tracemine("inject", "--in", "sim/all.otlp.jsonl", "--out", "bad.otlp.jsonl", cwd=demo)
-    shown = screen("check", "bad.otlp.jsonl", "-c", "candidates.json", "--include-proposed",
-                   columns=columns, cwd=demo)  # fmt: skip
+    shown = screen(*CHECK, columns=columns, cwd=demo)
     assert all(len(line) <= columns for line in shown.splitlines())
     # no cell is cut short; an example's observed value is a preview, elided on purpose
     assert not [line for line in shown.splitlines() if "…" in line
                 and not line.lstrip().startswith(("✗", "… ")) and "… (string)" not in line]  # fmt: skip
-    args = ["check", "bad.otlp.jsonl", "-c", "candidates.json", "--include-proposed", "--json"]
-    report = json.loads(_tracemine(*args, cwd=demo, ok=(0, 1)))
+    report = json.loads((demo / "check.json").read_text())
     paths = {c["path"] for c in report["contracts"] if c["violated"] and "," not in c["path"]}
     rows = "\n".join(_table_lines(shown, "kind" if columns == 80 else "tool"))
     assert paths and not {p for p in paths if p not in rows}

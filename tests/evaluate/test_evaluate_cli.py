@@ -44,8 +44,17 @@ def test_evaluate_refuses_two_sources(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "mined_contracts"
+    # every stage as `make demo` runs it, but the last evaluates 40 simulated tasks, not
+    # 300: at 300 it is more than half the demo's time, and test_evaluate_command (with
+    # the heavy dominance tests) covers evaluate itself
+    demo = (
+        "import sys\nfrom tracemine.cli import _demo\n"
+        "(args,) = [a for _, a in _demo.STAGES if a[0] == 'evaluate']\n"
+        "args[args.index('--tasks') + 1] = '40'\n"
+        "sys.exit(_demo.main(sys.argv[1:]))"
+    )
     result = subprocess.run(
-        [sys.executable, "-m", "tracemine.cli._demo", "--data", str(ROOT / "data"), "--out", str(out)],
+        [sys.executable, "-c", demo, "--data", str(ROOT / "data"), "--out", str(out)],
         capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=900,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

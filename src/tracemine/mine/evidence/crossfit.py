@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from scipy.stats import beta
-
 from tracemine.mine.evidence.pooling import effective
 from tracemine.mine.profile.aggregates import Survey
 from tracemine.mine.profile.shards import Shards
@@ -76,6 +74,8 @@ def upper_bound(violations: float, checked: float, confidence: float = 0.95) -> 
     Counts may be fractional (tasks counted from scaled calls)."""
     if checked <= 0 or violations >= checked:
         return 1.0
+    from scipy.stats import beta  # scipy.stats costs a second: not on every CLI start
+
     return float(beta.ppf(confidence, violations + 1, checked - violations))
 
 

@@ -38,8 +38,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import betaln, digamma
 
 from tracemine.model.contract import Contract, Kind
 
@@ -133,6 +131,10 @@ def fit_prior(counts: list[tuple[float, float]], centre: float) -> Prior:
     """The maximum a posteriori Beta(a, b) for a family's (violations, checked) pairs,
     with the hyperprior Beta(1 + w·centre, 1 + w·(1 − centre)) on its mean a / (a + b)
     and a flat one on log(a + b) within :data:`CONCENTRATION`."""
+    # imported here, not on every start of the command line (scipy loads in a second)
+    from scipy.optimize import minimize
+    from scipy.special import betaln, digamma
+
     k = np.array([c[0] for c in counts], dtype=float)
     n = np.array([c[1] for c in counts], dtype=float)
     centre = min(max(centre, 1e-4), 1 - 1e-4)

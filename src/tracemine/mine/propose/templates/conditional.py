@@ -9,7 +9,6 @@ import math
 from typing import Any
 
 import numpy as np
-from sklearn.tree import DecisionTreeClassifier
 
 from tracemine.mine.propose.conditional import Feature, Target, holds
 from tracemine.mine.propose.context import MineContext
@@ -71,6 +70,8 @@ def _best(
         designs[key] = _columns(target.features)
     matrix, names = designs[key]
     x = matrix[rows]
+    from sklearn.tree import DecisionTreeClassifier  # not on every start of the command line
+
     tree = DecisionTreeClassifier(max_depth=MAX_DEPTH, min_samples_leaf=MIN_LEAF, random_state=0)
     tree.fit(x, y)
     structure = tree.tree_
