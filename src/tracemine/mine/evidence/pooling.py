@@ -21,16 +21,14 @@ some folds and counted on the held-out ones.
   :func:`tracemine.mine.evidence.schema.value_claim`)
   is in a family of its own, ``kind/side/type/value``, apart from the structural pool. A
   tool's schema (``schema/side``) is priced from the schemas of every tool.
-- **Model.** Within a family, each candidate's failure rate is a draw from Beta(a, b).
-  The family's (a, b) is uncertain: a weak hyperprior (worth ``PRIOR_WEIGHT``
-  candidates) centres the mean a / (a + b) on the pool of all candidates — for a
-  structural kind (type, not_null, present, non_empty), on the pooled rate of that kind
-  and side — so a family of three is not declared perfect, nor a ``type`` on numbers
-  priced like a range; the concentration a + b is flat in log within ``CONCENTRATION``
-  and summed over, one posterior for every family of the mine (:func:`fit_families`),
-  since some fifty members with a few broken records do not pin it down. Each candidate
-  is judged by its posterior predictive mean, the mixture's (a + k) / (a + b + n) for
-  its own (k, n): its expected false-alarm rate on a new task.
+- **Model.** Within a family, each candidate's failure rate is a draw from Beta(a, b);
+  (a, b) maximise the Beta-binomial marginal likelihood of the family's (k, n) under a
+  weak hyperprior (worth ``PRIOR_WEIGHT`` candidates) that centres the family mean on
+  the pool of all candidates — for a structural kind (type, not_null, present,
+  non_empty), on the pooled rate of that kind and side — so a family of three is not
+  declared perfect, nor a ``type`` on numbers priced like a range. Each
+  candidate is judged by its posterior Beta(a + k, b + n − k), whose mean is its expected
+  false-alarm rate on a new task.
 """
 
 from __future__ import annotations
@@ -40,7 +38,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import betaln, digamma, polygamma
+from scipy.optimize import minimize
+from scipy.special import betaln, digamma
 
 from tracemine.model.contract import Contract, Kind
 
@@ -48,9 +47,6 @@ PRIOR_WEIGHT = 8.0
 """How many candidates the hyperprior on a family's mean is worth."""
 CONCENTRATION = (5.0, 1000.0)
 """Bounds of a + b: below, the prior is all-or-nothing; above, it ignores the data."""
-GRID = 48
-"""Concentrations a + b, the midpoints of equal cells in log between the bounds, a
-family's posterior is summed over."""
 _TYPED = (Kind.TYPE, Kind.ONE_OF, Kind.CONST)
 _FITTED = (Kind.RANGE, Kind.LENGTH, Kind.ONE_OF, Kind.CONST, Kind.PATTERN)
 SUPPORT_BUCKETS = (10, 30, 100)
@@ -59,38 +55,22 @@ SUPPORT_BUCKETS = (10, 30, 100)
 
 @dataclass(frozen=True)
 class Prior:
-    """A family's prior on the out-of-sample failure rate of its members: Beta(a, b), or a
-    mixture of Beta(a_i, b_i) with weights w_i (``points``) when the family's (a, b) is
-    itself uncertain; ``a`` and ``b`` are then the mixture's weighted means."""
+    """A family's Beta(a, b) prior on the out-of-sample failure rate of its members."""
 
     a: float
     b: float
     members: int = 0
-    points: tuple[tuple[float, float, float], ...] = ()
-
-    def _grid(self) -> tuple[tuple[float, float, float], ...]:
-        return self.points or ((self.a, self.b, 1.0),)
 
     @property
     def mean(self) -> float:
-        return sum(w * a / (a + b) for a, b, w in self._grid())
+        return self.a / (self.a + self.b)
 
     def posterior_mean(self, violations: float, checked: float) -> float:
-        return sum(w * (a + violations) / (a + b + checked) for a, b, w in self._grid())
+        return (self.a + violations) / (self.a + self.b + checked)
 
     def tasks_needed(self, target: float) -> int:
         """Held-out tasks without a violation that bring the posterior mean to ``target``."""
-        if self.posterior_mean(0, 0) <= target:
-            return 0
-        low, high = 0, 1
-        while self.posterior_mean(0, high) > target:
-            if high > 10**9:
-                return high
-            low, high = high, high * 2
-        while high - low > 1:  # the mean falls as clean tasks are added: bisect
-            middle = (low + high) // 2
-            low, high = (middle, high) if self.posterior_mean(0, middle) > target else (low, middle)
-        return high
+        return max(math.ceil(self.a / target - self.a - self.b), 0)
 
 
 VALUE = "value"
@@ -150,79 +130,40 @@ def pooled_rate(counts: Iterable[tuple[float, float]]) -> float:
 
 
 def fit_prior(counts: list[tuple[float, float]], centre: float) -> Prior:
-    """One family's prior from its own data alone (:func:`fit_families` shares the
-    concentration across families): see :func:`_profile`."""
-    log_mass, mu, concentration = _profile(counts, centre)
-    return _mixture(log_mass, mu, concentration, len(counts))
-
-
-def _mixture(log_mass: np.ndarray, mu: np.ndarray, concentration: np.ndarray,
-             members: int) -> Prior:  # fmt: skip
-    """The prior of a family whose mean is ``mu[i]`` at ``concentration[i]``, the
-    concentrations weighted by ``exp(log_mass)``."""
-    mass = np.exp(log_mass - log_mass.max())
-    grid = [(float(mu[i] * concentration[i]), float((1 - mu[i]) * concentration[i]),
-             float(mass[i])) for i in range(GRID) if mass[i] > 1e-9 * mass.sum()]  # fmt: skip
-    total = sum(w for _, _, w in grid)
-    grid = [(a, b, w / total) for a, b, w in grid]
-    return Prior(sum(w * a for a, _, w in grid), sum(w * b for _, b, w in grid), members,
-                 tuple(grid))  # fmt: skip
-
-
-def _profile(
-    counts: list[tuple[float, float]], centre: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A family's posterior over its Beta(a, b), given its (violations, checked) pairs,
-    with the hyperprior Beta(w·centre, w·(1 − centre)) on its mean a / (a + b) and a flat
-    one on log(a + b) within :data:`CONCENTRATION`: per concentration of :data:`GRID`,
-    the mean at its mode given that concentration, and the log posterior there.
-
-    Not the single maximum: with some fifty members of one to three broken records each,
-    the likelihood hardly tells a + b = 5 from 1000, and the maximum lands on either
-    bound; at 5 a clean record of 24 tasks divides its member's price by six, at 1000 a
-    member's own broken record barely moves it. Summed over the concentrations, a
-    member's price is its posterior predictive mean, the pool's and its own record's in
-    the measure the data allow. The mean is profiled, not integrated: on a family that
-    broke, the two agree within 1 % (``tests/mine/test_selection.py``); where it never
-    did, the mode is near zero and a density flat in logit below it would hand the
-    integral to wherever the grid ends."""
-    pairs, repeats = np.unique(np.array(counts, dtype=float).reshape(-1, 2), axis=0,
-                               return_counts=True)  # fmt: skip
-    k, n, r = pairs[:, 0], pairs[:, 1], repeats.astype(float)
-    m = float(r.sum())
+    """The maximum a posteriori Beta(a, b) for a family's (violations, checked) pairs,
+    with the hyperprior Beta(1 + w·centre, 1 + w·(1 − centre)) on its mean a / (a + b)
+    and a flat one on log(a + b) within :data:`CONCENTRATION`."""
+    k = np.array([c[0] for c in counts], dtype=float)
+    n = np.array([c[1] for c in counts], dtype=float)
     centre = min(max(centre, 1e-4), 1 - 1e-4)
-    # the hyperprior on the mean, Beta(w·centre, w·(1 − centre)), as a density in
-    # logit(mean): exponents w·centre and w·(1 − centre), whose mode in logit is the
-    # previous maximum's (a Beta(1 + w·centre, …) density in the mean)
-    alpha0, beta0 = PRIOR_WEIGHT * centre, PRIOR_WEIGHT * (1 - centre)
+    alpha0, beta0 = 1.0 + PRIOR_WEIGHT * centre, 1.0 + PRIOR_WEIGHT * (1 - centre)
+
+    m = len(k)
+
+    def loss(x: np.ndarray) -> tuple[float, np.ndarray]:
+        mu = 1.0 / (1.0 + math.exp(-x[0]))
+        s = math.exp(x[1])
+        a, b = mu * s, (1 - mu) * s
+        fit = float(np.sum(betaln(k + a, n - k + b)) - m * betaln(a, b))
+        hyper = (alpha0 - 1) * math.log(mu) + (beta0 - 1) * math.log1p(-mu)
+        # the gradient, written out: a family is fitted in a few evaluations, not the
+        # dozens finite differences take (mining fits one prior per family)
+        whole = digamma(n + a + b)
+        d_a = float(np.sum(digamma(k + a) - whole)) - m * (digamma(a) - digamma(a + b))
+        d_b = float(np.sum(digamma(n - k + b) - whole)) - m * (digamma(b) - digamma(a + b))
+        d_mu = (alpha0 - 1) / mu - (beta0 - 1) / (1 - mu)
+        slope = mu * (1 - mu)
+        d_x0 = (d_a - d_b) * s * slope + d_mu * slope
+        d_x1 = d_a * a + d_b * b
+        return -(fit + hyper), -np.array([d_x0, d_x1])
+
     lo, hi = (math.log(v) for v in CONCENTRATION)
-    s = np.exp(lo + (hi - lo) * (np.arange(GRID) + 0.5) / GRID)[:, None]  # cell midpoints
-
-    def log_post(x: np.ndarray) -> np.ndarray:
-        mu = 1.0 / (1.0 + np.exp(-x))
-        a, b = mu * s, (1 - mu) * s
-        fit = np.sum(r * (betaln(k + a[..., None], n - k + b[..., None])), axis=-1)
-        return fit - m * betaln(a, b) + alpha0 * np.log(mu) + beta0 * np.log1p(-mu)
-
-    # the mode of the mean given each concentration: safeguarded Newton steps in logit
-    rate = (float(np.dot(r, k)) + 0.5) / (float(np.dot(r, n)) + 1.0)
-    x = np.full_like(s, math.log(rate / (1 - rate)))
-    for _ in range(40):
-        mu = 1.0 / (1.0 + np.exp(-x))
-        q = mu * (1 - mu)
-        a, b = mu * s, (1 - mu) * s
-        ka, kb = k + a[..., None], n - k + b[..., None]
-        d = np.sum(r * (digamma(ka) - digamma(kb)), axis=-1) - m * (digamma(a) - digamma(b))
-        d2 = np.sum(r * (polygamma(1, ka) + polygamma(1, kb)), axis=-1)
-        d2 -= m * (polygamma(1, a) + polygamma(1, b))
-        slope = s * q * d + alpha0 * (1 - mu) - beta0 * mu
-        curve = s * q * (1 - 2 * mu) * d + (s * q) ** 2 * d2 - (alpha0 + beta0) * q
-        step = np.where(curve < 0, -slope / np.minimum(curve, -1e-9), np.sign(slope))
-        x = np.clip(x + np.clip(step, -2.0, 2.0), -14.0, 14.0)
-        if float(np.max(np.abs(step))) < 1e-7:
-            break
-    mu = 1.0 / (1.0 + np.exp(-x[:, 0]))
-    return log_post(x)[:, 0], mu, s[:, 0]
+    start = np.array([math.log(centre / (1 - centre)), math.log(2.0)])
+    found = minimize(loss, start, jac=True, method="L-BFGS-B",
+                     bounds=[(-12.0, 12.0), (lo, hi)])  # fmt: skip
+    mu = 1.0 / (1.0 + math.exp(-float(found.x[0])))
+    s = math.exp(float(found.x[1]))
+    return Prior(mu * s, (1 - mu) * s, len(counts))
 
 
 STRUCTURAL = frozenset({Kind.TYPE, Kind.NOT_NULL, Kind.PRESENT, Kind.NON_EMPTY})
@@ -246,25 +187,19 @@ def _pooled_by_kind(name: str) -> bool:
 
 
 def fit_families(counts: dict[str, list[tuple[float, float]]]) -> dict[str, Prior]:
-    """One prior per family, every family with its own mean and one concentration shared
-    by all: how far a candidate's rate strays from its family's mean is what a few dozen
-    members of one family cannot tell, and every family of the mine can (the log
-    posteriors of :func:`_profile` are summed). A family of a structural kind (or the
-    schemas of a side) is centred on the pooled rate of its kind and side (all checks of
-    every value type of it), so a family of two ``type`` candidates on numbers is priced
-    like ``type`` contracts, not like ranges; every other family, conditional ones (a
-    condition mined on few tasks fails as a value does) and value claims too, on the mean
-    of every candidate's smoothed rate."""
+    """One prior per family. A family of a structural kind (or the schemas of a side) is
+    centred on the pooled rate of its kind and side (all checks of every value type of
+    it), so a family of two ``type`` candidates on numbers is priced like ``type``
+    contracts, not like ranges; every other family, conditional ones (a condition mined
+    on few tasks fails as a value does) and value claims too, on the mean of every
+    candidate's smoothed rate."""
     centre = pooled_mean(c for family in counts.values() for c in family)
     parents: dict[str, list[tuple[float, float]]] = {}
     for name, family in counts.items():
         if _pooled_by_kind(name):
             parents.setdefault(parent_of(name), []).extend(family)
-    profiles = {
-        name: _profile(family, pooled_rate(parents[parent_of(name)])
-                       if _pooled_by_kind(name) else centre)
+    return {
+        name: fit_prior(family, pooled_rate(parents[parent_of(name)])
+                        if _pooled_by_kind(name) else centre)
         for name, family in sorted(counts.items()) if family
     }  # fmt: skip
-    shared = sum((p[0] for p in profiles.values()), np.zeros(GRID))
-    return {name: _mixture(shared, mu, concentration, len(counts[name]))
-            for name, (_, mu, concentration) in profiles.items()}  # fmt: skip
