@@ -3,9 +3,10 @@
 Pairs are tried only between type-compatible paths with some affinity (a shared name part,
 a shared value, or a name that says what the other is: ``limit`` for a list's length,
 ``total`` for a sum), so their number grows with the paths of a tool, not its square.
-Per pair and fold, one SQL statement over the per-call rows of the pairs' paths counts the
-tasks and calls checked and the calls breaking each direction of the relation; a context
-sums its folds' rows.
+Per part of the tasks, the per-call rows of the (tool, side, path)s some pair reads are
+built once and numbered; then per pair and fold one SQL statement over them, joined on the
+call and the path's number, counts the tasks and calls checked and the calls breaking each
+direction of the relation; a context sums its folds' rows.
 """
 
 from __future__ import annotations
@@ -408,8 +409,7 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False, keys: bool 
     )
     return f"""
     {head}
-    WITH c AS (SELECT * FROM _tm_pair_units), cp AS (SELECT * FROM _tm_pair_calls
-    ), two AS (
+    WITH c AS (SELECT * FROM _tm_pair_units), cp AS (SELECT * FROM _tm_pair_calls), two AS (
         SELECT pr.pid, r.task, r.fold, r.call_key, CASE
             WHEN pr.kind = 'eq' AND pr.vtype = 'string' THEN
                  [NOT (l.n_string = l.n AND r.n_string = 1 AND l.smin = r.smin
