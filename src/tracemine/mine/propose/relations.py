@@ -3,9 +3,10 @@
 Pairs are tried only between type-compatible paths with some affinity (a shared name part,
 a shared value, or a name that says what the other is: ``limit`` for a list's length,
 ``total`` for a sum), so their number grows with the paths of a tool, not its square.
-Per pair and fold, one SQL statement over the per-call rows of the pairs' paths counts the
-tasks and calls checked and the calls breaking each direction of the relation; a context
-sums its folds' rows.
+Per part of the tasks, the per-call rows of the (tool, side, path)s some pair reads are
+built once and numbered; then per pair and fold one SQL statement over them, joined on the
+call and the path's number, counts the tasks and calls checked and the calls breaking each
+direction of the relation; a context sums its folds' rows.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from tracemine.ingest.store import fetch_arrow
+from tracemine.ingest.store import fetch_arrow, fetch_one
 from tracemine.mine.profile.aggregates import (
     Part,
     Survey,
@@ -371,29 +372,44 @@ SUM_TOLERANCE = 0.01
 floating amounts within a cent."""
 
 
-def pair_stats_sql(survey: Survey, part: Part, append: bool = False, keys: bool = False) -> str:
-    """SQL building ``_tm_pair_stats(pid, fold, tasks, checked, v1..v4)`` from
-    ``_tm_pairs`` (and ``_tm_only``, the paths they name, and ``_tm_folds``), or with
-    ``append`` adding ``part``'s tasks. A task lies in one part and one fold, so the
-    parts' rows of a fold add up. ``keys``: some pairs are of kind ``keys``, whose
-    counts read the raw values a second time (only then)."""
-    num_l = "l.n_integer + l.n_number = l.n"
-    num_r = "r.n = 1 AND r.n_integer + r.n_number = 1"
-    head = (
-        "INSERT INTO _tm_pair_stats" if append else "CREATE OR REPLACE TEMP TABLE _tm_pair_stats AS"
-    )
+def pair_calls_sql(survey: Survey, part: Part) -> str:
+    """SQL building ``_tm_pair_units`` (``part``'s calls with their tool, fold and task
+    number) and ``_tm_pair_calls``: one row per call and path some pair reads, keyed by
+    the path's number in ``_tm_pair_paths`` (``pno``: tool, side, path), so that the
+    pairs' joins compare two integers, not names. Read once per part, apart from the
+    statement that counts (a shared scan inside it is planned worse)."""
     # the relations read neither duplicates nor key presence: skip what those cost
     per_call = call_paths_sql(survey, "_tm_only", part, dups=False, presence=False)
     # each call carries its fold, and its task as a number (its rank in the part): the
     # rows are counted per fold without joining the tasks' names again
     return f"""
+    CREATE OR REPLACE TEMP TABLE _tm_pair_units AS
+        SELECT call_key, tool, fold, task_no AS task FROM {unit_calls(part, fold=True)};
+    CREATE OR REPLACE TEMP TABLE _tm_pair_calls AS
+        SELECT n.pno, p.call_key, c.task, c.fold, p.n, p.n_null, p.n_integer, p.n_number,
+               p.n_string, p.n_array, p.n_object, p.nmin, p.nmax, p.nsum, p.lmax, p.smin,
+               p.smax
+        FROM ({per_call}) p
+        JOIN _tm_pair_units c ON c.call_key = p.call_key
+        JOIN _tm_pair_paths n ON n.tool = c.tool AND n.side = p.side AND n.path = p.path;
+    """
+
+
+def pair_stats_sql(survey: Survey, part: Part, append: bool = False, keys: bool = False) -> str:
+    """SQL building ``_tm_pair_stats(pid, fold, tasks, checked, v1..v4)`` from
+    ``_tm_pairs`` (with the numbers of their paths, ``lno``, ``rno``, ``xno``, ``ono``),
+    ``_tm_pair_calls`` and ``_tm_pair_units`` (:func:`pair_calls_sql`), or with ``append``
+    adding ``part``'s tasks. A task lies in one part and one fold, so the parts' rows of
+    a fold add up. ``keys``: some pairs are of kind ``keys``, whose counts read the raw
+    values a second time (only then)."""
+    num_l = "l.n_integer + l.n_number = l.n"
+    num_r = "r.n = 1 AND r.n_integer + r.n_number = 1"
+    head = (
+        "INSERT INTO _tm_pair_stats" if append else "CREATE OR REPLACE TEMP TABLE _tm_pair_stats AS"
+    )
+    return f"""
     {head}
-    WITH c AS MATERIALIZED (
-        SELECT call_key, tool, fold, task_no AS task FROM {unit_calls(part, fold=True)}
-    ), cp AS (
-        SELECT p.*, c.tool, c.task, c.fold FROM ({per_call}) p
-        JOIN c ON c.call_key = p.call_key
-    ), two AS (
+    WITH c AS (SELECT * FROM _tm_pair_units), cp AS (SELECT * FROM _tm_pair_calls), two AS (
         SELECT pr.pid, r.task, r.fold, r.call_key, CASE
             WHEN pr.kind = 'eq' AND pr.vtype = 'string' THEN
                  [NOT (l.n_string = l.n AND r.n_string = 1 AND l.smin = r.smin
@@ -414,8 +430,8 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False, keys: bool 
                   FALSE, FALSE, FALSE]
             END AS v
         FROM _tm_pairs pr
-        JOIN cp r ON r.tool = pr.tool AND r.side = pr.rside AND r.path = pr.rpath
-        LEFT JOIN cp l ON l.call_key = r.call_key AND l.side = pr.lside AND l.path = pr.lpath
+        JOIN cp r ON r.pno = pr.rno
+        LEFT JOIN cp l ON l.call_key = r.call_key AND l.pno = pr.lno
         WHERE pr.kind NOT IN ('member', 'page', 'ratio', 'keys') AND r.n = 1 AND r.n_null = 0
         AND CASE
             WHEN pr.kind = 'sum' THEN {num_r} AND (l.call_key IS NULL OR {num_l})
@@ -430,10 +446,10 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False, keys: bool 
                [l.lmax <> greatest(least(x.nmin, r.nmin - s.start), 0),
                 r.nmin - s.start > x.nmin, FALSE, FALSE] AS v
         FROM _tm_pairs pr
-        JOIN cp r ON r.tool = pr.tool AND r.side = pr.rside AND r.path = pr.rpath
-        JOIN cp l ON l.call_key = r.call_key AND l.side = pr.lside AND l.path = pr.lpath
-        JOIN cp x ON x.call_key = r.call_key AND x.side = 'args' AND x.path = pr.xpath
-        LEFT JOIN cp o ON o.call_key = r.call_key AND o.side = 'args' AND o.path = pr.opath
+        JOIN cp r ON r.pno = pr.rno
+        JOIN cp l ON l.call_key = r.call_key AND l.pno = pr.lno
+        JOIN cp x ON x.call_key = r.call_key AND x.pno = pr.xno
+        LEFT JOIN cp o ON o.call_key = r.call_key AND o.pno = pr.ono
              AND o.n = 1 AND o.n_integer + o.n_number = 1
         CROSS JOIN LATERAL (SELECT CASE pr.vtype WHEN 'start' THEN coalesce(o.nmin, 0)
                                     WHEN 'page' THEN (coalesce(o.nmin, 1) - 1) * x.nmin
@@ -513,7 +529,7 @@ def _keys_sql(part: Part) -> str:
                [q.odd OR NOT list_has_all(coalesce(k.ks, []), coalesce(q.rs, [])),
                 NOT list_has_all(coalesce(q.rs, []), coalesce(k.ks, [])), FALSE, FALSE] AS v
         FROM _tm_pairs pr
-        JOIN cp m ON m.tool = pr.tool AND m.side = pr.lside AND m.path = pr.lpath
+        JOIN cp m ON m.pno = pr.lno
         JOIN names q ON q.pid = pr.pid AND q.call_key = m.call_key
         LEFT JOIN mkeys k ON k.pid = pr.pid AND k.call_key = m.call_key
         WHERE pr.kind = 'keys' AND m.n = 1 AND m.n_object = 1
@@ -547,19 +563,46 @@ _PAIR_FIELDS = (
 def pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey) -> pa.Table:
     """Shard step: every pair's counts per fold (``_tm_pair_stats``), a part of the tasks
     at a time. A task lies in one shard, so the shards' rows of a fold add up."""
+    numbered: dict[tuple[str, str, str], int] = {}
+    ends = {"l": ("lside", "lpath"), "r": ("rside", "rpath"), "x": (None, "xpath"),
+            "o": (None, "opath")}  # page pairs: the limit and offset are arguments  # fmt: skip
+    cols = {name: pairs.column(name).to_pylist() for name in _PAIR_FIELDS}
+    numbers: dict[str, list[int | None]] = {}
+    for end, (side, path) in ends.items():
+        numbers[f"{end}no"] = [
+            numbered.setdefault((tool, cols[side][i] if side else "args", at), len(numbered))
+            if at
+            else None
+            for i, (tool, at) in enumerate(zip(cols["tool"], cols[path], strict=True))
+        ]
+    for name, column in numbers.items():
+        pairs = pairs.append_column(name, pa.array(column, pa.int32()))
     con.register("_tm_pairs", pairs)
-    paths = {p for name in ("lpath", "rpath", "xpath", "opath")
-             for p in pairs.column(name).to_pylist() if p}  # fmt: skip
-    con.register("_tm_only", pa.table({"path": sorted(paths)}))
-    keys = "keys" in pairs.column("kind").to_pylist()
+    keyed = list(numbered)
+    con.register("_tm_pair_paths", pa.table({
+        "tool": pa.array([k[0] for k in keyed], pa.string()),
+        "side": pa.array([k[1] for k in keyed], pa.string()),
+        "path": pa.array([k[2] for k in keyed], pa.string()),
+        "pno": pa.array(list(numbered.values()), pa.int32())}))  # fmt: skip
+    con.register("_tm_only", pa.table({"path": sorted({k[2] for k in numbered})}))
+    keys = "keys" in cols["kind"]
+    row = fetch_one(con, "SELECT current_setting('disabled_optimizers')")
+    disabled = str(row[0]) if row and row[0] else ""
     try:
+        # DuckDB would share the scan of a part's values between the per-call rows'
+        # two halves, materializing every value read once more: the plain scans cost less
+        off = ",".join(filter(None, [disabled, "common_subplan"]))
+        con.execute(f"SET disabled_optimizers = '{off}'")
         for k, part in enumerate(parts(con)):
+            con.execute(pair_calls_sql(survey, part))
             con.execute(pair_stats_sql(survey, part, append=k > 0, keys=keys))
         return integers(fetch_arrow(con, "SELECT * FROM _tm_pair_stats"))
     finally:
-        con.unregister("_tm_pairs")
-        con.unregister("_tm_only")
-        con.execute("DROP TABLE IF EXISTS _tm_pair_stats")
+        con.execute(f"SET disabled_optimizers = '{disabled}'")
+        for name in ("_tm_pairs", "_tm_pair_paths", "_tm_only"):
+            con.unregister(name)
+        for name in ("_tm_pair_stats", "_tm_pair_calls", "_tm_pair_units"):
+            con.execute(f"DROP TABLE IF EXISTS {name}")
 
 
 class Relations:
