@@ -328,3 +328,27 @@ def test_a_tool_of_one_task_gets_a_schema(tmp_path: Path) -> None:
                           "result.items[0].sku")):  # fmt: skip
         receipt = monitor.check("list_items", {}, broken)
         assert [v.path for v in receipt.violations] == [path], receipt.violations
+
+
+def test_an_argument_every_mined_task_passed_is_the_agents_choice_not_structure(
+    eligible: ContractFile, mined: ContractFile
+) -> None:
+    # every mined call of get_weather passes a city; the next task may rely on a default
+    found = [c for c in eligible.contracts
+             if c.tool == "get_weather" and c.kind == Kind.PRESENT
+             and c.paths == ["args.city"]]  # fmt: skip
+    assert len(found) == 1
+    contract = found[0]
+    assert contract.folded_into is None
+    assert contract.evidence is not None
+    assert contract.evidence.family == "present/args/string/value"
+    assert contract.evidence.fa_posterior >= 0.25 / (TASKS + 2) - 1e-6
+    emptied = [c for c in eligible.contracts
+               if c.tool == "get_weather" and c.kind == Kind.NON_EMPTY and c.paths == ["args"]]  # fmt: skip
+    assert all(c.folded_into is None for c in emptied)
+    monitor = _monitor(mined)
+    weather = {"temperature": 20, "sky": "clear"}
+    assert monitor.check("get_weather", {}, weather).ok
+    # what the agent passes keeps its shape: a city is a string
+    receipt = monitor.check("get_weather", {"city": 5}, weather)
+    assert [v.path for v in receipt.violations] == ["args.city"], receipt.violations

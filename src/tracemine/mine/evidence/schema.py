@@ -12,9 +12,10 @@ from the pool of every tool's schema record of that side
 
 Some candidates of those kinds are value claims in a structural kind's clothes: an empty
 second address line, a search that finds nothing, a key absent from tasks where its
-parent was there but null or of another type. :func:`value_claim` names them; they stay
-out of the schema and are priced as values. (A key of every hit of a search that
-sometimes finds nothing is structure: the tasks without a hit have nothing to miss it.)
+parent was there but null or of another type, an argument the agent may leave out.
+:func:`value_claim` names them; they stay out of the schema and are priced as values.
+(A key of every hit of a search that sometimes finds nothing is structure: the tasks
+without a hit have nothing to miss it.)
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def value_claim(contract: Contract, ctx: MineContext) -> str | None:
     array or object whose length varies across calls (a list of matches may be empty);
     ``present`` on a key absent from some task in which its parent occurs (the parent
     is then sometimes null or of another type, so whether the key is there depends on
-    the values)."""
+    the values); and ``present`` or ``non_empty`` on the arguments, whose keys the agent
+    picks."""
     if contract.when is not None or contract.kind not in (Kind.NON_EMPTY, Kind.PRESENT):
         return None
     tool, side = contract.tool, contract.side.value
@@ -51,6 +53,13 @@ def value_claim(contract: Contract, ctx: MineContext) -> str | None:
     if profile is None:
         return None
     json_type = profile.json_type
+    if contract.side == Side.ARGS:
+        # which arguments a call passes is the agent's choice, made anew for each task:
+        # an argument with a default that every mined task passed is left out by the
+        # next (``n: 100``, ``date``), and the call's arguments are then one key short,
+        # or ``{}``. What a tool requires is declared (``tracemine merge`` brings it);
+        # the traces alone cannot tell it from a habit of the mined tasks.
+        return json_type or "mixed"
     if contract.kind == Kind.NON_EMPTY:
         if json_type == "string":
             return "string"
