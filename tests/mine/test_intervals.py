@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from tracemine.mine.evidence.crossfit import upper_bound
+from tracemine.mine.evidence.crossfit import lower_bound, upper_bound
 
 
 def binomial_cdf(k: int, n: int, p: float) -> float:
@@ -58,3 +58,23 @@ def test_more_evidence_tightens_the_bound_and_violations_loosen_it() -> None:
 @pytest.mark.parametrize(("violations", "checked"), [(0, 0), (3, 3), (5, 4), (0, -1)])
 def test_without_evidence_nothing_is_bounded(violations: int, checked: int) -> None:
     assert upper_bound(violations, checked) == 1.0
+
+
+@pytest.mark.parametrize(("violations", "checked"), [(1, 3), (1, 20), (2, 7.5), (3, 3)])
+def test_the_lower_bound_is_where_the_observed_count_becomes_unlikely_from_below(
+    violations: float, checked: float
+) -> None:
+    from scipy.stats import binom
+
+    bound = lower_bound(violations, checked)
+    assert 0.0 < bound < violations / checked
+    if float(violations).is_integer() and float(checked).is_integer():
+        # at the bound, seeing this many violations or more has chance 5 %
+        tail = binom.sf(violations - 1, int(checked), bound)
+        assert tail == pytest.approx(0.05, rel=1e-6)
+
+
+def test_no_violation_bounds_nothing_from_below() -> None:
+    assert lower_bound(0, 50) == 0.0
+    assert lower_bound(0, 0) == 0.0
+    assert lower_bound(1, 3) == pytest.approx(1 - 0.95 ** (1 / 3), rel=1e-9)

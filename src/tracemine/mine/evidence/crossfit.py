@@ -79,6 +79,18 @@ def upper_bound(violations: float, checked: float, confidence: float = 0.95) -> 
     return float(beta.ppf(confidence, violations + 1, checked - violations))
 
 
+def lower_bound(violations: float, checked: float, confidence: float = 0.95) -> float:
+    """One-sided Clopper–Pearson lower bound on a violation rate; 0.0 without a violation.
+    Counts may be fractional, as in :func:`upper_bound`."""
+    if checked <= 0 or violations <= 0:
+        return 0.0
+    if violations >= checked:
+        return float((1.0 - confidence) ** (1.0 / checked))
+    from scipy.stats import beta
+
+    return float(beta.ppf(1.0 - confidence, violations, checked - violations + 1))
+
+
 def crossfit(
     shards: Shards, contexts: dict[str, MineContext], survey: Survey
 ) -> dict[str, Candidate]:

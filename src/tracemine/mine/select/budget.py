@@ -8,9 +8,11 @@ three steps.
    proposed in ``min_folds`` folds (a contract that only some folds propose is fitted to
    them).
 2. **Priced**: each eligible candidate's false-alarm rate is its posterior mean under its
-   family's pooled prior (:mod:`tracemine.mine.evidence.pooling`, held-out counts in tasks), times
-   the share of the tool's calls it checks. Summing these over a set bounds the expected
-   share of calls alarmed (alarms of one call overlap; they never add more than the sum).
+   family's pooled prior (:mod:`tracemine.mine.evidence.pooling`, held-out counts in
+   tasks), never below what its own held-out record shows (the one-sided 95 % lower
+   bound of its violations over its held-out tasks), times the share of the tool's calls
+   it checks. Summing these over a set bounds the expected share of calls alarmed (alarms
+   of one call overlap; they never add more than the sum).
 3. **Bought**: per tool, greedily, the candidate with the most estimated detection not yet
    caught (:mod:`tracemine.mine.evidence.detect`) per unit of price, while the sum stays within
    ``target_fa``. A candidate that catches only what the chosen ones catch is dropped as
@@ -38,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracemine.mine.evidence.crossfit import Candidate, upper_bound
+from tracemine.mine.evidence.crossfit import Candidate, lower_bound, upper_bound
 from tracemine.mine.evidence.detect import ToolFaults
 from tracemine.mine.evidence.pooling import Prior, family_of, fit_families
 from tracemine.mine.select.describe import describe, sort_key
@@ -347,7 +349,11 @@ def build_evidence(
     whole = entry.final is not None and entry.final.kind == Kind.SCHEMA
     if prior is not None and (n > 0 or whole):
         floor = tail_floor(entry.final, support.tasks, entry.claim)
-        mean = max(prior.posterior_mean(k, n), floor)
+        # the pool prices a member near its family when the family's spread is not
+        # identified (a + b at its upper bound), whatever the member's own record says;
+        # a contract that broke on 1 of its 3 held-out tasks is not a 0.4 % contract, so
+        # its price is at least what its own record shows at the stated confidence
+        mean = max(prior.posterior_mean(k, n), floor, lower_bound(k, n, CONFIDENCE))
         tool_calls = sum(entry.tool_calls.get(f, 0) for f in entry.heldout)
         share = min(entry.heldout_calls / tool_calls, 1.0) if tool_calls else 1.0
         evidence.family = family
