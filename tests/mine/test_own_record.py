@@ -43,3 +43,22 @@ def test_a_clean_record_keeps_the_pooled_price() -> None:
     # one break in many tasks is what the pool expects: its price stays the pool's
     many = _price(_schema({f: (40.0, 1.0 if f == 0 else 0.0) for f in range(5)}))
     assert many == pytest.approx(CONFIDENT.posterior_mean(1, 200), abs=1e-6)
+
+
+def test_a_value_family_is_centred_on_its_kinds_checks_not_on_smoothing() -> None:
+    from tracemine.mine.evidence.pooling import fit_families
+
+    # ranges on a corpus of few held-out tasks a candidate: 30 ranges, none broke in 5
+    # tasks each, beside type checks that broke once in 400
+    counts = {
+        "range/result/tasks<=10": [(0.0, 5.0)] * 30,
+        "type/result/string": [(0.0, 20.0)] * 19 + [(1.0, 20.0)],
+        "call_cap/run": [(0.0, 5.0)] * 30,
+    }
+    priors = fit_families(counts)
+    ranges = priors["range/result/tasks<=10"]
+    # the kind's own checks: no break in 150 task-checks; the mean of smoothed rates,
+    # 0.5 / 6 ≈ 8 %, is what five held-out tasks say of anything
+    assert ranges.mean < 0.02
+    # a run-level family keeps the pool of every candidate as its centre
+    assert priors["call_cap/run"].mean > ranges.mean
