@@ -59,19 +59,27 @@ def count_lines(url: str, start: int, end: int) -> int:
     return lines
 
 
-def _local_copy(url: str, start: int, end: int | None, folder: Path) -> Path:
-    """The shard's bytes in a local file of their own."""
-    target = folder / f"shard-{uuid.uuid4().hex}"
-    with _open(url) as handle, target.open("wb") as out:
+def _chunks(url: str, start: int, end: int | None) -> Iterator[bytes]:
+    """The shard's bytes (``start`` to ``end``, or to the end of the file), a chunk at a
+    time."""
+    with _open(url) as handle:
         handle.seek(start)
         left = None if end is None else end - start
         while left is None or left > 0:
             chunk = handle.read(COPY_CHUNK if left is None else min(COPY_CHUNK, left))
             if not chunk:
                 break
-            out.write(chunk)
+            yield chunk
             if left is not None:
                 left -= len(chunk)
+
+
+def _local_copy(url: str, start: int, end: int | None, folder: Path) -> Path:
+    """The shard's bytes in a local file of their own."""
+    target = folder / f"shard-{uuid.uuid4().hex}"
+    with target.open("wb") as out:
+        for chunk in _chunks(url, start, end):
+            out.write(chunk)
     return target
 
 
@@ -95,16 +103,8 @@ def clear_unfinished(work: Path) -> None:
 def content_hash(url: str, start: int, end: int | None) -> str:
     """sha256 of the shard's bytes (``start`` to ``end``, or to the end of the file)."""
     digest = hashlib.sha256()
-    with _open(url) as handle:
-        handle.seek(start)
-        left = None if end is None else end - start
-        while left is None or left > 0:
-            chunk = handle.read(COPY_CHUNK if left is None else min(COPY_CHUNK, left))
-            if not chunk:
-                break
-            digest.update(chunk)
-            if left is not None:
-                left -= len(chunk)
+    for chunk in _chunks(url, start, end):
+        digest.update(chunk)
     return digest.hexdigest()
 
 
