@@ -53,3 +53,37 @@ def test_a_cap_too_small_is_one_line(
     message = result.output.strip()
     assert "TRACEMINE_DUCKDB_MEMORY=16MB" in message and "Traceback" not in message
     assert len(message.splitlines()) <= 2  # one line, which the terminal may wrap
+
+
+def test_conditional_targets_read_the_store_without_a_shared_scan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The targets' per-call rows scan the whole store in two halves; sharing that scan
+    made DuckDB hold every value of the store (about the memory cap on a wide one) before
+    the path filter. Both reads run with the shared scan off, and the setting is restored."""
+    import duckdb
+
+    from tracemine.mine.profile.aggregates import Survey
+    from tracemine.mine.propose import conditional
+
+    def setting(con: duckdb.DuckDBPyConnection) -> str:
+        row = con.execute("SELECT current_setting('disabled_optimizers')").fetchone()
+        return str(row[0]) if row and row[0] else ""
+
+    seen: list[str] = []
+
+    def rows(con: duckdb.DuckDBPyConnection, *_: object) -> tuple[list[str], dict]:
+        seen.append(setting(con))
+        return [], {}
+
+    def values(con: duckdb.DuckDBPyConnection, *_: object) -> None:
+        seen.append(setting(con))
+
+    monkeypatch.setattr(conditional, "_target_rows", rows)
+    monkeypatch.setattr(conditional, "_feature_values", values)
+    con = duckdb.connect()
+    con.execute("SET disabled_optimizers = 'late_materialization'")
+    conditional.read_rows(con, [], [], Survey())
+    assert len(seen) == 2 and all("common_subplan" in s for s in seen)
+    assert all("late_materialization" in s for s in seen)
+    assert setting(con) == "late_materialization"
