@@ -131,3 +131,17 @@ def test_the_cap_falls_once_the_profiles_are_built(
     monkeypatch.setenv("TRACEMINE_DUCKDB_MEMORY", "2GB")
     caps = _caps_by_stage(db, monkeypatch)
     assert set(caps.values()) == {caps["reading"]} and caps["reading"] > 1.5 * 2**30
+
+
+def test_the_cyclic_collector_is_off_while_mining(wide: Path, tmp_path: Path) -> None:
+    """A mine builds no reference cycles; the collector walked its millions of containers
+    again and again for nothing. It is off for the mine, and back on after it."""
+    import gc
+
+    db = tmp_path / "gc.duckdb"
+    shutil.copy(wide, db)
+    enabled: list[bool] = []
+    assert gc.isenabled()
+    mine(db, folds=3, min_tasks=3, progress=lambda _: enabled.append(gc.isenabled()))
+    assert enabled and not any(enabled)
+    assert gc.isenabled()
