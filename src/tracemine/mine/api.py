@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from contextlib import closing
@@ -12,8 +13,16 @@ from typing import Any
 
 import duckdb
 
+from tracemine import _gc
 from tracemine.errors import InputError, StoreError
-from tracemine.ingest.store import connect, out_of_memory, ran_out_of_memory, writing
+from tracemine.ingest.store import (
+    MEMORY_SETTING,
+    connect,
+    out_of_memory,
+    ran_out_of_memory,
+    sql_string,
+    writing,
+)
 from tracemine.ingest.taskkey import suggest
 from tracemine.mine.evidence.crossfit import Shared
 from tracemine.mine.evidence.crossfit import crossfit as crossfit_tasks
@@ -51,6 +60,13 @@ FOLD_SUPPORT = 2
 # with the store.
 # TRACEMINE_DUCKDB_MEMORY overrides it.
 MINE_MEMORY_LIMIT: str | None = "1GB"
+STAGE_MEMORY: dict[str, str] = {"relations": "640MB", "held-out counts": "320MB"}
+"""DuckDB's cap from each of these stages on, in a mine of one store at the default cap.
+Whatever DuckDB reads of the store stays in its buffers up to its cap, and once the
+profiles are built the later statements need a fraction of it (a part of the tasks at a
+time) while Python holds the contexts, then the candidates: past the profiles, a cap of
+1GB was a cache of the store beside them (at 250k real-wide calls, 0.7 GB of it beside
+the candidates). ``TRACEMINE_DUCKDB_MEMORY`` sets one cap for the whole mine instead."""
 
 
 @dataclass(frozen=True)
@@ -137,9 +153,13 @@ def mine(
     if not Path(db).exists():
         raise StoreError(f"{db}: no such database; run `tracemine ingest` first")
     # mining writes its profiles into the store: one writer at a time, as for ingest
-    with writing(db), closing(connect(db, memory_limit=MINE_MEMORY_LIMIT)) as con:
+    caps = None if os.environ.get(MEMORY_SETTING) else STAGE_MEMORY
+    # the cyclic collector off (_gc): a mine builds no cycles, and a wide store's mine
+    # holds millions of containers (contexts, then candidates) that each full collection
+    # walked again, for nothing (20 of them at 50k real-wide calls, 10 objects collected)
+    with writing(db), closing(connect(db, memory_limit=MINE_MEMORY_LIMIT)) as con, _gc.paused():
         return mine_shards(LocalShards([con], client_is_store=True), con, str(db), options,
-                           progress)  # fmt: skip
+                           progress, caps)  # fmt: skip
 
 
 STAGES = ("reading", "profiles", "relations", "held-out counts", "detection estimate",
@@ -151,17 +171,24 @@ with ``run_level`` and cross-fitting)."""
 def mine_shards(
     shards: Shards, client: duckdb.DuckDBPyConnection, store: str, options: Options,
     progress: Callable[[str], None] | None = None,
+    caps: dict[str, str] | None = None,
 ) -> ContractFile:  # fmt: skip
     """Mine the nominal calls of ``shards`` (:mod:`tracemine.mine.profile.shards`); ``client``
     holds the merged profiles (with one store, the store itself) and ``store`` is what
-    the provenance names as the source."""
+    the provenance names as the source. ``caps``: DuckDB's memory cap on ``client`` from
+    each named stage on (:data:`STAGE_MEMORY`)."""
     started = time.perf_counter()
     o = options
     filters = list(o.filters)
+    limit = MINE_MEMORY_LIMIT  # the cap in force, as an out-of-memory error names it
 
     def stage(name: str, step: str) -> str:
+        nonlocal limit
         if progress is not None:
             progress(name)
+        if caps and name in caps:
+            limit = caps[name]
+            client.execute(f"SET memory_limit = {sql_string(limit)}")
         return step  # what an out-of-memory error names
 
     step = stage("reading", "reading the nominal calls")
@@ -199,6 +226,10 @@ def mine_shards(
         step = stage("held-out counts", "counting held-out violations")
         candidates = crossfit_tasks(shards, contexts, survey)
         added = schemas(candidates, contexts)
+        # the profiles, pair counts and conditional rows are read no more: a wide store's
+        # contexts are a row per context and path, freed before the candidates are priced
+        sample = shared.conditional.sampled() if shared.conditional is not None else None
+        del contexts, every, shared
         settings = Settings(o.folds if o.crossfit else 0, o.target_fa, o.min_tasks,
                             o.min_folds if o.min_folds is not None else max(o.folds - 1, 1),
                             o.crossfit, o.budget, o.max_per_tool)  # fmt: skip
@@ -224,8 +255,7 @@ def mine_shards(
     except duckdb.Error as exc:
         if not ran_out_of_memory(exc):
             raise
-        raise out_of_memory("mining", step, MINE_MEMORY_LIMIT) from None
-    sample = shared.conditional.sampled() if shared.conditional is not None else None
+        raise out_of_memory("mining", step, limit) from None
     provenance: dict[str, Any] = {
         "store": store,
         "params": {

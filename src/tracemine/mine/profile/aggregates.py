@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import duckdb
@@ -347,6 +349,23 @@ def call_paths_sql(
     ){singles_rows if singles else ""}
     {nested_rows}
     """
+
+
+@contextmanager
+def plain_scans(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Within the block, DuckDB reads a relation each time a query names it. A query over
+    :func:`call_paths_sql` names the values twice (its two halves), and DuckDB would share
+    that scan, materializing every value it reads once more before filtering: over a
+    whole wide store, about the memory limit, and spilled past it. The plain scans cost
+    less."""
+    row = fetch_one(con, "SELECT current_setting('disabled_optimizers')")
+    disabled = str(row[0]) if row and row[0] else ""
+    off = ",".join(filter(None, [disabled, "common_subplan"]))
+    con.execute(f"SET disabled_optimizers = '{off}'")
+    try:
+        yield
+    finally:
+        con.execute(f"SET disabled_optimizers = '{disabled}'")
 
 
 def unit_profiles_sql(survey: Survey, part: Part, fold: bool) -> str:

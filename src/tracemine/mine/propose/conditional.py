@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tracemine.mine.profile.aggregates import Survey, call_paths_sql
+from tracemine.mine.profile.aggregates import Survey, call_paths_sql, plain_scans
 from tracemine.mine.profile.formats import looks_personal, name_tokens, words
 from tracemine.mine.profile.shards import Shards
 from tracemine.mine.propose.context import MineContext, PathProfile
@@ -242,8 +242,11 @@ def read_rows(
     it returns is numbers and Arrow columns, a few bytes a call: a task is a number into
     one list of the shard's task names, not a string a row."""
     every = SAMPLE_BUCKETS
-    return (_target_rows(con, specs, survey, keep or [every] * len(specs)),
-            _feature_values(con, wanted, keep_features or [every] * len(wanted)))  # fmt: skip
+    # the targets' per-call rows read the whole store: each half of them scans it, where
+    # one shared scan would first hold every value of the store (plain_scans)
+    with plain_scans(con):
+        return (_target_rows(con, specs, survey, keep or [every] * len(specs)),
+                _feature_values(con, wanted, keep_features or [every] * len(wanted)))  # fmt: skip
 
 
 def _merge(

@@ -20,13 +20,14 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from tracemine.ingest.store import fetch_arrow, fetch_one
+from tracemine.ingest.store import fetch_arrow
 from tracemine.mine.profile.aggregates import (
     Part,
     Survey,
     call_paths_sql,
     distinct_tasks_sql,
     parts,
+    plain_scans,
     unit_calls,
 )
 from tracemine.mine.profile.formats import name_tokens
@@ -586,19 +587,13 @@ def pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey) 
         "pno": pa.array(list(numbered.values()), pa.int32())}))  # fmt: skip
     con.register("_tm_only", pa.table({"path": sorted({k[2] for k in numbered})}))
     keys = "keys" in cols["kind"]
-    row = fetch_one(con, "SELECT current_setting('disabled_optimizers')")
-    disabled = str(row[0]) if row and row[0] else ""
     try:
-        # DuckDB would share the scan of a part's values between the per-call rows'
-        # two halves, materializing every value read once more: the plain scans cost less
-        off = ",".join(filter(None, [disabled, "common_subplan"]))
-        con.execute(f"SET disabled_optimizers = '{off}'")
-        for k, part in enumerate(parts(con)):
-            con.execute(pair_calls_sql(survey, part))
-            con.execute(pair_stats_sql(survey, part, append=k > 0, keys=keys))
+        with plain_scans(con):  # the per-call rows' two halves each scan the part
+            for k, part in enumerate(parts(con)):
+                con.execute(pair_calls_sql(survey, part))
+                con.execute(pair_stats_sql(survey, part, append=k > 0, keys=keys))
         return integers(fetch_arrow(con, "SELECT * FROM _tm_pair_stats"))
     finally:
-        con.execute(f"SET disabled_optimizers = '{disabled}'")
         for name in ("_tm_pairs", "_tm_pair_paths", "_tm_only"):
             con.unregister(name)
         for name in ("_tm_pair_stats", "_tm_pair_calls", "_tm_pair_units"):
