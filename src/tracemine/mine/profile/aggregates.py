@@ -254,11 +254,6 @@ def per_fold(tasks: int, paths: int, values: int) -> bool:
     return tasks * paths * PROFILE_SHARE > values
 
 
-def _in(paths: frozenset[str] | set[str]) -> str:
-    quoted = ", ".join(sql_string(p) for p in sorted(paths))
-    return f"path IN ({quoted})" if quoted else "FALSE"
-
-
 def call_paths_sql(
     survey: Survey,
     only: str | None = None,
@@ -309,25 +304,33 @@ def call_paths_sql(
     single = ", ".join(f"{one} AS {name}" for name, one, _ in columns)
     many = ", ".join(f"{agg} AS {name}" for name, _, agg in columns)
     restrict = f"SEMI JOIN {only} o ON o.path = v.path" if only else ""
-    # duplicates are counted only on array paths of scalars. A call's distinct values are
-    # counted in a list of their 64-bit hashes: one small set per call, where a DISTINCT
-    # aggregate regroups every value of the part by (call, path, value), the largest
-    # table of the profile build. Two different values of one call would have to share
-    # a hash to be taken for a duplicate (about 1 in 10^19 a pair).
-    n_dup = (
-        f"""CASE WHEN {_in(survey.distinct)} AND count(*) > 1
-                 THEN count({scalar}) - coalesce(len(list_distinct(
-                     list(hash({scalar})) FILTER ({scalar} IS NOT NULL))), 0) END"""
-        if dups
-        else "CAST(NULL AS BIGINT)"
-    )
     values = f"""(SELECT v.* FROM {part.values()} v
         SEMI JOIN {part.calls()} c ON c.call_key = v.call_key {restrict}) v"""
+    # duplicates are counted only on array paths of scalars, by a grouping of their own
+    # values: kept in the grouping of every value, each of a part's (call, path) groups
+    # held a list, and that grouping cost twice as much (1.6M groups at 17k real-wide
+    # calls, most of them one value). A call's distinct values are counted in a list of
+    # their 64-bit hashes: one small set per call, where a DISTINCT aggregate regroups
+    # every value by (call, path, value). Two different values of one call would have
+    # to share a hash to be taken for a duplicate (about 1 in 10^19 a pair).
+    counted = sorted(survey.distinct) if dups else []
+    listed = ", ".join(f"({sql_string(p)})" for p in counted)
+    dup_rows = f"""SELECT call_key, side, path, count({scalar}) - coalesce(len(list_distinct(
+                   list(hash({scalar})) FILTER ({scalar} IS NOT NULL))), 0) AS n_dup
+               FROM {values} SEMI JOIN (VALUES {listed}) d(path) ON d.path = v.path
+               WHERE idx IS NOT NULL GROUP BY call_key, side, path HAVING count(*) > 1"""
+    with_dups = (
+        f"""SELECT g.*, d.n_dup FROM grouped g LEFT JOIN ({dup_rows}) d
+            ON d.call_key = g.call_key AND d.side = g.side AND d.path = g.path"""
+        if counted
+        else "SELECT *, CAST(NULL AS BIGINT) AS n_dup FROM grouped"
+    )
     nested_rows = (
         """SELECT m.*, CASE WHEN p.parent IS NOT NULL THEN m.n = coalesce(up.n_object, -1) END
                AS present_ok
     FROM multi m LEFT JOIN parents p ON p.path = m.path
-    LEFT JOIN multi up ON up.call_key = m.call_key AND up.path = p.parent"""
+    LEFT JOIN (SELECT call_key, path, n_object FROM multi WHERE n_object > 0) up
+        ON up.call_key = m.call_key AND up.path = p.parent"""
         if presence
         else "SELECT m.*, CAST(NULL AS BOOLEAN) AS present_ok FROM multi m"
     )
@@ -338,9 +341,10 @@ def call_paths_sql(
     FROM {values} WHERE idx IS NULL
     UNION ALL"""
     return rf"""
-    WITH multi AS {"MATERIALIZED" if presence else ""} (
-        SELECT call_key, side, path, {many}, {n_dup} AS n_dup
+    WITH grouped AS (
+        SELECT call_key, side, path, {many}
         FROM {values} WHERE idx IS NOT NULL GROUP BY call_key, side, path
+    ), multi AS {"MATERIALIZED" if presence else ""} ({with_dups}
     ), parents AS (
         SELECT path, regexp_replace(path, '\.[A-Za-z_][A-Za-z0-9_\-]*$|\["([^"\\]|\\.)*"\]$', '')
                AS parent
