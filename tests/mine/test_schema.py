@@ -14,7 +14,9 @@ import pytest
 
 from tracemine.export import export_contracts
 from tracemine.ingest import ingest
+from tracemine.mine import api as mine_api
 from tracemine.mine import mine
+from tracemine.mine.evidence import schema as schema_module
 from tracemine.model.contract import (
     Contract,
     ContractFile,
@@ -351,3 +353,47 @@ def test_an_argument_every_mined_task_passed_is_the_agents_choice_not_structure(
     # what the agent passes keeps its shape: a city is a string
     receipt = monitor.check("get_weather", {"city": 5}, weather)
     assert [v.path for v in receipt.violations] == ["args.city"], receipt.violations
+
+
+def test_a_record_key_one_fold_proposed_is_no_member_of_that_folds_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # most tasks ask about the same three restaurants, so the result, keyed by their
+    # names, is not read as a map; the one task asking about another one is held out in
+    # one fold, whose training tasks all had "Bistrot Paul Bert" and propose it present
+    usual = ["Bistrot Paul Bert", "Le Baratin", "Breizh Café"]
+    other = ["New Israeli Restaurant", "Le Baratin", "Breizh Café"]
+    calls = [(f"t{task:03d}", "get_ratings",
+              {name: f"Rating: {3 + (task + i) % 3}.{task}" for i, name in
+               enumerate(other if task == 0 else usual)})
+             for task in range(10)]  # fmt: skip
+    seen: dict[str, Any] = {}
+    members: dict[tuple[str, int], list[str]] = {}
+
+    def candidates(found: dict[str, Any], contexts: dict[str, Any]) -> dict[str, Any]:
+        seen.update(found)
+        return real_schemas(found, contexts)
+
+    def fold_record(entry: Any, fold: int, tested: list[Any]) -> None:
+        members[(entry.contract.id, fold)] = [m.contract.paths[0] for m in tested
+                                              if m.contract.kind == Kind.PRESENT]  # fmt: skip
+        real_record(entry, fold, tested)
+
+    real_schemas, real_record = mine_api.schemas, schema_module._fold_record
+    monkeypatch.setattr(mine_api, "schemas", candidates)
+    monkeypatch.setattr(schema_module, "_fold_record", fold_record)
+    found = _mine_lines(tmp_path, _lines(calls), budget=False)
+    assert found.provenance["profile"]["maps"] == []
+    key = 'result["Bistrot Paul Bert"]'
+    present = [e for e in seen.values()
+               if e.contract.kind == Kind.PRESENT and e.contract.paths == [key]]  # fmt: skip
+    assert len(present) == 1 and present[0].final is None
+    (fold,) = present[0].proposals  # one fold proposed it, and its held-out task missed it
+    assert present[0].heldout[fold].violations
+    schema = _schema(found, "get_ratings")
+    assert schema.params["schema"]["required"] == ["Breizh Café", "Le Baratin"]
+    assert key not in members[(schema.id, fold)], members[(schema.id, fold)]
+    assert schema.evidence is not None and schema.evidence.folds_proposed == 5
+    # the fold's schema is not broken by the key it should not hold
+    said = (schema.evidence.heldout_violations, schema.evidence.heldout_task_violations)
+    assert said == (0, 0), said
