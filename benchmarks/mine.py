@@ -182,10 +182,12 @@ def mine_phase(db: Path, once: bool = False) -> dict:
     values = con.execute("SELECT count(*) FROM json_values").fetchall()[0][0]
     tasks = con.execute("SELECT count(DISTINCT task_id) FROM runs").fetchall()[0][0]
     con.close()
+    clock = _StageClock()
     started = time.perf_counter()
-    result = mine(db, folds=5)
+    result = mine(db, folds=5, progress=clock)
     mined = time.perf_counter() - started
     peak = _peak_mb()
+    clock("end")
     figures: dict = {}
     if not once:
         started = time.perf_counter()
@@ -202,8 +204,25 @@ def mine_phase(db: Path, once: bool = False) -> dict:
         "mine_s": round(mined, 2), "mine_rss_mb": round(peak), **figures,
         "candidates": candidates, "kept": len(result.contracts),
         "candidates_per_s": round(candidates / mined, 1),
-        "ratio_to_baseline": round(mined / baseline, 1),
+        "ratio_to_baseline": round(mined / baseline, 1), "stages": clock.stages,
     }  # fmt: skip
+
+
+class _StageClock:
+    """The mine's ``progress`` callback: wall and CPU seconds (this process's threads,
+    DuckDB's among them) from each stage's start to the next's."""
+
+    def __init__(self) -> None:
+        self.stages: list[dict] = []
+        self._at: tuple[str, float, float] | None = None
+
+    def __call__(self, name: str) -> None:
+        now, cpu = time.perf_counter(), time.process_time()
+        if self._at is not None:
+            stage, wall0, cpu0 = self._at
+            self.stages.append({"stage": stage, "wall_s": round(now - wall0, 2),
+                                "cpu_s": round(cpu - cpu0, 2)})  # fmt: skip
+        self._at = (name, now, cpu)
 
 
 def _child(*args: object) -> dict:
@@ -308,7 +327,17 @@ def main() -> None:
             rows.append(run(args.shape, size, workdir, args.tasks))
         if wide and not args.alone:
             rows.append(run("narrow", 1_000_000, workdir))
-    results.write(args.json, {"rows": rows}, headlines(rows, headline))
+    stages = [{"shape": row["shape"], "calls": row["calls"], **stage,
+               "share": round(stage["wall_s"] / row["mine_s"], 3)}
+              for row in rows for stage in row.pop("stages", [])]  # fmt: skip
+    for stage in stages:
+        print(
+            f"{stage['shape']:>9} {stage['calls']:>9} {stage['stage']:<20} "
+            f"{stage['wall_s']:>8.2f} s wall {stage['cpu_s']:>8.2f} s CPU",
+            flush=True,
+        )
+    tables = {"rows": rows, **({"stages": stages} if stages else {})}
+    results.write(args.json, tables, headlines(rows, headline))
 
 
 if __name__ == "__main__":
