@@ -397,3 +397,30 @@ def test_a_record_key_one_fold_proposed_is_no_member_of_that_folds_schema(
     # the fold's schema is not broken by the key it should not hold
     said = (schema.evidence.heldout_violations, schema.evidence.heldout_task_violations)
     assert said == (0, 0), said
+
+
+def test_a_map_seen_with_one_record_may_be_empty_next_time(tmp_path: Path) -> None:
+    # every mined task appends to a file shared with the same one address: too few keys
+    # for the survey to read a map, yet the key is a record's, and a file may be shared
+    # with nobody (a held-out AgentDojo task did exactly that)
+    shared = {"linda.jameson@bluesparrowtech.com": "r"}
+    calls = [(f"t{task:03d}", "append_to_file",
+              {"id": str(task), "filename": f"notes-{task}.docx", "size": 100 + task,
+               "shared_with": shared}) for task in range(TASKS)]  # fmt: skip
+    lines = _lines(calls)
+    _value_claim(_mine_lines(_folder(tmp_path, "eligible"), lines, budget=False),
+                 "append_to_file", Kind.NON_EMPTY, "result.shared_with",
+                 "non_empty/result/object/value")  # fmt: skip
+    monitor = _monitor(_mine_lines(_folder(tmp_path, "kept"), lines, target_fa=0.01))
+    nobody = {"id": "40", "filename": "groceries.docx", "size": 80, "shared_with": {}}
+    receipt = monitor.check("append_to_file", {}, nobody)
+    assert not [v for v in receipt.violations if v.kind == "non_empty"], receipt.violations
+    # what the object is stays structure: an object, not a list
+    receipt = monitor.check("append_to_file", {}, {**nobody, "shared_with": []})
+    assert "result.shared_with" in [v.path for v in receipt.violations], receipt.violations
+
+
+def _folder(parent: Path, name: str) -> Path:
+    folder = parent / name
+    folder.mkdir()
+    return folder

@@ -31,21 +31,25 @@ from tracemine.mine.propose.context import MineContext
 from tracemine.mine.propose.measure import Measure, measure, parent_path
 from tracemine.mine.propose.templates import relational, unary
 from tracemine.model.contract import Contract, Evidence, Kind, Side
-from tracemine.model.paths import ANY_KEY, WILDCARD, parse
+from tracemine.model.paths import ANY_KEY, WILDCARD, PathError, parse
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 MEMBER_KINDS = frozenset({Kind.TYPE, Kind.PRESENT, Kind.NOT_NULL, Kind.NON_EMPTY})
 _EXAMPLES = 3
 
 
-def value_claim(contract: Contract, ctx: MineContext) -> str | None:
+def value_claim(
+    contract: Contract, ctx: MineContext, children: dict[tuple[str, str, str], list] | None = None
+) -> str | None:
     """The value type (``string``, ``array``, ``object``, …) when ``contract`` is a value
-    claim of a structural kind in ``ctx``, else None: ``non_empty`` on a string, or on an
-    array or object whose length varies across calls (a list of matches may be empty);
-    ``present`` on a key absent from some task in which its parent occurs (the parent
-    is then sometimes null or of another type, so whether the key is there depends on
-    the values); and ``present`` or ``non_empty`` on the arguments, whose keys the agent
-    picks."""
+    claim of a structural kind in ``ctx``, else None: ``non_empty`` on a string, on an
+    array or object whose length varies across calls (a list of matches may be empty),
+    or on an object keyed by records (a map: whether it has entries is data, a file
+    shared with nobody); ``present`` on a key absent from some task in which its parent
+    occurs (the parent is then sometimes null or of another type, so whether the key is
+    there depends on the values); and ``present`` or ``non_empty`` on the arguments,
+    whose keys the agent picks. ``children``: :func:`child_keys` of ``ctx``, when the
+    caller asks about many contracts of one context."""
     if contract.when is not None or contract.kind not in (Kind.NON_EMPTY, Kind.PRESENT):
         return None
     tool, side = contract.tool, contract.side.value
@@ -64,7 +68,17 @@ def value_claim(contract: Contract, ctx: MineContext) -> str | None:
         if json_type == "string":
             return "string"
         varies = profile["lmin"] is not None and profile["lmin"] != profile["lmax"]
-        return json_type if json_type in ("array", "object") and varies else None
+        if json_type in ("array", "object") and varies:
+            return json_type
+        if json_type == "object":
+            # one record in every mined task (the same file, shared with one address) is
+            # no map to the survey, yet its keys are data and so is its having any
+            keys = (children if children is not None else child_keys(ctx)).get(
+                (tool, side, contract.paths[0]), [])  # fmt: skip
+            if keys and all(key is ANY_KEY or (isinstance(key, str) and key_like(key))
+                            for key in keys):  # fmt: skip
+                return "object"
+        return None
     # against the parent, not the root: a key of every element of a list that some
     # searches return empty is missing from those tasks only because there is no
     # element, and the claim is about the element's shape, not about whether one exists
@@ -72,6 +86,22 @@ def value_claim(contract: Contract, ctx: MineContext) -> str | None:
     if parent is not None and profile.tasks < parent.tasks:
         return json_type or "mixed"
     return None
+
+
+def child_keys(ctx: MineContext) -> dict[tuple[str, str, str], list]:
+    """Per (tool, side, object path) of ``ctx``, the last steps of the paths under it:
+    its keys (``ANY_KEY`` for a map's ``{*}``; list indexes are left out)."""
+    out: dict[tuple[str, str, str], list] = {}
+    for tool, side, text in ctx.paths:
+        try:
+            path = parse(text)
+        except PathError:
+            continue
+        parent = path.parent
+        if parent is None or not path.steps or path.steps[-1] is WILDCARD:
+            continue
+        out.setdefault((tool, side, parent.text), []).append(path.steps[-1])
+    return out
 
 
 def is_member(contract: Contract, claim: str | None) -> bool:
@@ -104,14 +134,17 @@ def schemas(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> dic
 
     _few_task_members(candidates, contexts)
     groups: dict[tuple[str, str], Group] = {}
+    children: dict[str, dict[tuple[str, str, str], list]] = {}
     for cid in sorted(candidates):
         entry = candidates[cid]
         contract = entry.contract
         if contract.side == Side.RUN:
             continue
-        ctx = contexts["all"] if entry.final is not None else \
-            contexts.get(f"train:{min(entry.proposals)}")  # fmt: skip
-        entry.claim = value_claim(contract, ctx) if ctx is not None else None
+        name = "all" if entry.final is not None else f"train:{min(entry.proposals)}"
+        ctx = contexts.get(name)
+        if ctx is not None and name not in children:
+            children[name] = child_keys(ctx)
+        entry.claim = value_claim(contract, ctx, children[name]) if ctx is not None else None
         if not is_member(contract, entry.claim):
             continue
         if entry.final is None and _record_key(contract):
