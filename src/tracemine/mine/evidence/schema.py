@@ -39,7 +39,7 @@ _EXAMPLES = 3
 
 
 def value_claim(
-    contract: Contract, ctx: MineContext, children: dict[tuple[str, str, str], list] | None = None
+    contract: Contract, ctx: MineContext, children: dict[tuple[str, str, str], list]
 ) -> str | None:
     """The value type (``string``, ``array``, ``object``, …) when ``contract`` is a value
     claim of a structural kind in ``ctx``, else None: ``non_empty`` on a string, on an
@@ -48,8 +48,8 @@ def value_claim(
     shared with nobody); ``present`` on a key absent from some task in which its parent
     occurs (the parent is then sometimes null or of another type, so whether the key is
     there depends on the values); and ``present`` or ``non_empty`` on the arguments,
-    whose keys the agent picks. ``children``: :func:`child_keys` of ``ctx``, when the
-    caller asks about many contracts of one context."""
+    whose keys the agent picks. ``children``: :func:`child_keys` of ``ctx``, computed
+    once for the many contracts of a context."""
     if contract.when is not None or contract.kind not in (Kind.NON_EMPTY, Kind.PRESENT):
         return None
     tool, side = contract.tool, contract.side.value
@@ -73,10 +73,8 @@ def value_claim(
         if json_type == "object":
             # one record in every mined task (the same file, shared with one address) is
             # no map to the survey, yet its keys are data and so is its having any
-            keys = (children if children is not None else child_keys(ctx)).get(
-                (tool, side, contract.paths[0]), [])  # fmt: skip
-            if keys and all(key is ANY_KEY or (isinstance(key, str) and key_like(key))
-                            for key in keys):  # fmt: skip
+            keys = children.get((tool, side, contract.paths[0]), [])
+            if keys and all(key is ANY_KEY or _names_record(key) for key in keys):
                 return "object"
         return None
     # against the parent, not the root: a key of every element of a list that some
@@ -234,8 +232,13 @@ def _record_key(contract: Contract) -> bool:
     """Whether a ``present`` names a key that looks like a record's, not a field's."""
     if contract.kind != Kind.PRESENT:
         return False
-    last = parse(contract.paths[0]).steps[-1]
-    return isinstance(last, str) and key_like(last)
+    return _names_record(parse(contract.paths[0]).steps[-1])
+
+
+def _names_record(step: object) -> bool:
+    """Whether a path step is a key named like a record's (an id, an email, a name of
+    several words), not a field's."""
+    return isinstance(step, str) and key_like(step)
 
 
 def _fold_record(entry: Any, fold: int, tested: list[Any]) -> None:
