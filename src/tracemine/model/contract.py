@@ -31,7 +31,9 @@ that checks it live in their own stages. Parameters by kind (``params``):
     completeness {}       every call answered exactly once with its own id        (run)
     schema      {"schema": {...}}               paths: [args|result]; the JSON Schema
                 (2020-12) of what always held on one side of a tool: the per-path
-                structural contracts it covers name it in ``folded_into``
+                structural contracts it covers name it in ``folded_into``; with
+                ``"tier": "shape"``, the types only, and the keys that name the record
+                the call asked for (kept where variants break the whole schema)
 
 ``when`` makes any of them conditional: the contract applies only to calls where the
 predicate holds (``args.status == "open"``).

@@ -45,6 +45,9 @@ class Candidate:
     """The value type, when a structural kind makes a value claim (:func:`schema.value_claim`)."""
     members: tuple[str, ...] = ()
     """A schema's members: the ids of the structural candidates it covers."""
+    fallback: str | None = None
+    """A full schema's shape (:mod:`tracemine.mine.evidence.schema`): the id of the weaker
+    schema selection offers where this one is left out."""
 
     @property
     def heldout_tasks(self) -> float:

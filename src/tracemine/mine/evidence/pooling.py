@@ -79,6 +79,9 @@ def family_of(contract: Contract, claim: str | None = None) -> str:
     """``kind/side[/type][/when][/support]``: the contracts that share a base rate;
     ``kind/side/type/value`` for a structural kind making a value claim of that type."""
     parts = [contract.kind.value, contract.side.value]
+    if contract.kind == Kind.SCHEMA and contract.params.get("tier"):
+        # a shape breaks where a value's type does, not where a variant lacks a key
+        return "/".join([*parts, str(contract.params["tier"])])
     if claim is not None:
         return "/".join([*parts, claim, VALUE])
     if contract.kind in _TYPED:
@@ -192,13 +195,24 @@ def fit_families(counts: dict[str, list[tuple[float, float]]]) -> dict[str, Prio
     families, conditional ones (a condition mined on few tasks fails as a value does) and
     value claims on the mean of every candidate's smoothed rate. Kinds a new value breaks
     are held up by their tail floor besides (:func:`tracemine.mine.select.budget.tail_floor`)."""
-    centre = pooled_mean(c for family in counts.values() for c in family)
+    # a schema's shape is a second reading of its members' records, not new evidence:
+    # it is centred on the schemas of its side and moves no centre itself
+    own = {name: family for name, family in counts.items() if not _second_reading(name)}
+    centre = pooled_mean(c for family in own.values() for c in family)
     parents: dict[str, list[tuple[float, float]]] = {}
-    for name, family in counts.items():
+    for name, family in own.items():
         if _pooled_by_kind(name):
             parents.setdefault(parent_of(name), []).extend(family)
-    return {
-        name: fit_prior(family, pooled_rate(parents[parent_of(name)])
-                        if _pooled_by_kind(name) else centre)
-        for name, family in sorted(counts.items()) if family
-    }  # fmt: skip
+
+    def centre_of(name: str) -> float:
+        pooled = parents.get(parent_of(name)) if _pooled_by_kind(name) else None
+        return pooled_rate(pooled) if pooled else centre
+
+    return {name: fit_prior(family, centre_of(name))
+            for name, family in sorted(counts.items()) if family}  # fmt: skip
+
+
+def _second_reading(name: str) -> bool:
+    """Whether a family is of candidates made from other candidates' records (a schema's
+    shape, ``schema/result/shape``)."""
+    return name.startswith("schema/") and name.count("/") == 2 and name.endswith("/shape")

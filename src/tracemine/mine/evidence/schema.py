@@ -16,11 +16,22 @@ parent was there but null or of another type, an argument the agent may leave ou
 :func:`value_claim` names them; they stay out of the schema and are priced as values.
 (A key of every hit of a search that sometimes finds nothing is structure: the tasks
 without a hit have nothing to miss it.)
+
+A schema that a tool's held-out tasks break is most often broken by a key: tickets of
+several variants, each with its own optional fields, and a few mined tasks that all drew
+one, or by a list that was never empty before. The tool then gets a second, weaker
+candidate, its *shape* (``tier: shape``): the same types, nulls and map entries, nothing
+said of emptiness, and only the keys that name the record the call asked for required
+(:func:`identity_keys`: ``result.id`` equal to ``args.ticket_id`` on every mined call).
+It has a held-out record of its own and a pool of its own (``schema/<side>/shape``), and
+selection offers it only where the full schema is left out
+(:mod:`tracemine.mine.select.budget`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +46,10 @@ from tracemine.model.paths import ANY_KEY, WILDCARD, PathError, parse
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 MEMBER_KINDS = frozenset({Kind.TYPE, Kind.PRESENT, Kind.NOT_NULL, Kind.NON_EMPTY})
+SHAPE = "shape"
+"""``params.tier`` of a schema that requires only the keys naming the record asked for."""
 _EXAMPLES = 3
+_TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 def value_claim(
@@ -116,6 +130,53 @@ def entries(contract: Contract) -> bool:
     return contract.kind == Kind.SUBSET and any(p.startswith("keys(") for p in contract.paths)
 
 
+def echo(contract: Contract) -> str | None:
+    """The result path of ``contract`` when it says a result key holds the value of an
+    argument named like it (``result.id == args.ticket_id``, ``result.city ==
+    args.city``): the key names the record the call asked for. None otherwise."""
+    if contract.kind != Kind.EQUALS or contract.when is not None or len(contract.paths) != 2:
+        return None
+    texts = sorted(contract.paths, key=lambda t: not t.startswith("result"))
+    if not (texts[0].startswith("result") and texts[1].startswith("args")):
+        return None
+    try:
+        left, right = parse(texts[0]), parse(texts[1])
+    except PathError:
+        return None
+    if WILDCARD in left.steps or ANY_KEY in left.steps or not left.steps:
+        return None
+    last, asked = left.steps[-1], right.steps[-1] if right.steps else None
+    if not isinstance(last, str) or not isinstance(asked, str):
+        return None
+    mine, theirs = _tokens(last), _tokens(asked)
+    return texts[0] if mine and theirs and (mine <= theirs or theirs <= mine) else None
+
+
+def _tokens(key: str) -> set[str]:
+    return {t.lower() for t in _TOKEN.findall(key)}
+
+
+def identity_keys(candidates: dict[str, Any]) -> set[tuple[str, str]]:
+    """(tool, result path) of every key an every-task ``equals`` candidate shows to echo
+    an argument named like it (:func:`echo`)."""
+    out = set()
+    for entry in candidates.values():
+        contract = entry.final
+        path = echo(contract) if contract is not None else None
+        if path is not None:
+            out.add((contract.tool, path))
+    return out
+
+
+def in_shape(contract: Contract, identity: set[tuple[str, str]]) -> bool:
+    """Whether a schema member belongs to the tool's shape: every member but
+    ``non_empty`` (a search that matched one line in every mined task matches none in
+    the next) and the ``present`` of a key that does not name the record asked for."""
+    if contract.kind == Kind.NON_EMPTY:
+        return False
+    return contract.kind != Kind.PRESENT or (contract.tool, contract.paths[0]) in identity
+
+
 @dataclass
 class Group:
     """The structural candidates of one tool and side: those of every task, per fold."""
@@ -127,9 +188,8 @@ class Group:
 def schemas(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> dict[str, Any]:
     """Classify every candidate (``claim``) and add one schema candidate per tool and
     side that has structural candidates held on every task. Returns the new candidates
-    by id (each with ``members``, the ids it covers); ``candidates`` gains them too."""
-    from tracemine.mine.evidence.crossfit import Candidate  # crossfit calls this module
-
+    by id (each with ``members``, the ids it covers; a full schema with ``fallback``, the
+    id of its shape, where that differs); ``candidates`` gains them too."""
     _few_task_members(candidates, contexts)
     groups: dict[tuple[str, str], Group] = {}
     children: dict[str, dict[tuple[str, str, str], list]] = {}
@@ -155,28 +215,48 @@ def schemas(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> dic
             group.final.append(cid)
         for fold in entry.proposals:
             group.folds.setdefault(fold, []).append(cid)
+    identity = identity_keys(candidates)
     added: dict[str, Any] = {}
     for (tool, side), group in sorted(groups.items()):
         if not group.final:
             continue
-        finals = [candidates[cid].final for cid in group.final]
-        support = [c.evidence for c in finals if c.evidence is not None]
-        contract = Contract(
-            tool=tool, side=Side(side), kind=Kind.SCHEMA, paths=[side],
-            params={"schema": build_schema(finals)},
-            evidence=Evidence(calls=max((e.calls for e in support), default=0),
-                              tasks=max((e.tasks for e in support), default=0)),
+        full = _schema_entry(tool, side, group, candidates, {})
+        added[full.final.id] = full
+        shape = Group(
+            final=[c for c in group.final if in_shape(candidates[c].contract, identity)],
+            folds={fold: [c for c in cids if in_shape(candidates[c].contract, identity)]
+                   for fold, cids in group.folds.items()},
         )  # fmt: skip
-        entry = Candidate(final=contract, members=tuple(group.final))
-        for fold, cids in sorted(group.folds.items()):
-            tested = [candidates[cid] for cid in cids if fold in candidates[cid].heldout]
-            if not tested:
-                continue
-            entry.proposals[fold] = contract
-            _fold_record(entry, fold, tested)
-        added[contract.id] = entry
+        if shape.final and len(shape.final) < len(group.final):
+            weak = _schema_entry(tool, side, shape, candidates, {"tier": SHAPE})
+            full.fallback = weak.final.id
+            added[weak.final.id] = weak
     candidates.update(added)
     return added
+
+
+def _schema_entry(
+    tool: str, side: str, group: Group, candidates: dict[str, Any], extra: dict[str, Any]
+) -> Any:
+    """The schema candidate of ``group``'s members, with its held-out record per fold."""
+    from tracemine.mine.evidence.crossfit import Candidate  # crossfit calls this module
+
+    finals = [candidates[cid].final for cid in group.final]
+    support = [c.evidence for c in finals if c.evidence is not None]
+    contract = Contract(
+        tool=tool, side=Side(side), kind=Kind.SCHEMA, paths=[side],
+        params={"schema": build_schema(finals), **extra},
+        evidence=Evidence(calls=max((e.calls for e in support), default=0),
+                          tasks=max((e.tasks for e in support), default=0)),
+    )  # fmt: skip
+    entry = Candidate(final=contract, members=tuple(group.final))
+    for fold, cids in sorted(group.folds.items()):
+        tested = [candidates[cid] for cid in cids if fold in candidates[cid].heldout]
+        if not tested:
+            continue
+        entry.proposals[fold] = contract
+        _fold_record(entry, fold, tested)
+    return entry
 
 
 def _few_task_members(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> None:
@@ -187,7 +267,9 @@ def _few_task_members(candidates: dict[str, Any], contexts: dict[str, MineContex
     held-out fold of a training context like any candidate. One task
     cannot tell structure from values where values decide: whether a list or object is
     empty (a file shared with nobody), or whether a key named like a record (an email
-    address, an id, a name of several words) is a field; those are not proposed."""
+    address, an id, a name of several words) is a field; those are not proposed. An
+    argument echoed under a key named like it (:func:`echo`) is proposed too: it says
+    which key the tool's shape requires."""
     from tracemine.mine.evidence.crossfit import Candidate, _per_task
 
     busiest: dict[tuple[str, str], tuple[int, int]] = {}
@@ -208,7 +290,8 @@ def _few_task_members(candidates: dict[str, Any], contexts: dict[str, MineContex
         for template in (unary.presence, unary.types, relational.relations):
             for contract in template(one):
                 if contract.tool not in few or not (contract.kind in MEMBER_KINDS
-                                                    or entries(contract)):  # fmt: skip
+                                                    or entries(contract)
+                                                    or echo(contract)):  # fmt: skip
                     continue
                 if _record_key(contract):
                     continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tracemine.mine.evidence.schema import summary
+from tracemine.mine.evidence.schema import SHAPE, summary
 from tracemine.model.contract import Contract, Kind, between
 from tracemine.monitor._predicates import type_text
 
@@ -72,10 +72,13 @@ def _page(p: list[str], params: dict) -> str:
 
 def _schema(side: str, params: dict) -> str:
     typed, required, non_empty = summary(params.get("schema") or {})
-    return (
+    text = (
         f"{side} has its mined shape: {typed} typed values, {required} required keys, "
         f"{non_empty} non-empty"
     )
+    if params.get("tier") == SHAPE:
+        text += " (required: only keys naming the record the call asked for)"
+    return text
 
 
 def sort_key(contract: Contract) -> tuple:
