@@ -34,6 +34,7 @@ import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from tracemine.mine.evidence.pooling import effective
@@ -352,7 +353,13 @@ def _fold_record(entry: Any, fold: int, tested: list[Any]) -> None:
 def _object_of(contract: Contract) -> str:
     """The object whose shape a member speaks of: the parent of its path (the root for
     the root itself)."""
-    path = parse(contract.paths[0])
+    return _parent_text(contract.paths[0])
+
+
+@lru_cache(maxsize=1 << 16)
+def _parent_text(text: str) -> str:
+    # a wide tool has thousands of member paths, each read once per fold and per schema
+    path = parse(text)
     return path.parent.text if path.parent is not None else path.text
 
 
