@@ -59,6 +59,9 @@ def test_the_cli_writes_nothing_when_a_shard_fails(tmp_path: Path) -> None:
         )  # fmt: skip
     assert done.returncode == 2, done.stderr
     message = done.stderr.strip().splitlines()[-1]
-    assert message.startswith("error: held-out counts of ") and str(files[0]) in message
+    assert message.startswith("error: held-out counts of ")
+    # the first store's task is the one killed; a busy cluster may run the other store's
+    # on the same worker, which then dies with it and may be reported first
+    assert any(str(f) in message for f in files), message
     assert "Traceback" not in done.stderr
     assert not out.exists()

@@ -233,6 +233,9 @@ class DaskEngine:
             raise type(error)(said) from None
         if isinstance(error, distributed.KilledWorker):
             why = "its worker died twice while running it"
+        elif error is None:  # lost, not raised: its worker died with another shard's task
+            raise ShardFailed(f"{label} of {name} was lost by the cluster ({future.status}, "
+                              "no error of its own); nothing was written")  # fmt: skip
         else:  # DuckDB's messages run over lines of advice: the first says what happened
             first = (str(error).strip().splitlines() or [""])[0]
             why = f"{type(error).__name__}: {first}"
