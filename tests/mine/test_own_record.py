@@ -77,18 +77,3 @@ def test_a_shape_is_priced_from_the_schemas_of_its_side_and_moves_no_centre() ->
     # centred on the schemas' pooled rate (5.5 / 101), pulled down by its own clean records
     assert 0 < both["schema/result/shape"].mean < both["schema/result"].mean
 
-
-def test_a_schema_costs_at_most_its_members_bought_one_by_one() -> None:
-    from tracemine.mine.select.budget import Priced, _at_most_its_members
-
-    entry = _schema({0: (1.0, 0.0), 1: (1.0, 0.0), 2: (1.0, 0.0)})
-    assert entry.final is not None
-    schema = Priced("s", entry.final, Evidence(fa_share=0.003), 0.003)
-    members = {m: Priced(m, entry.final, Evidence(fa_share=p), p)
-               for m, p in (("a", 0.0004), ("b", 0.0001))}  # fmt: skip
-    _at_most_its_members(schema, ("a", "b"), members)
-    assert schema.price == pytest.approx(0.0005) and schema.evidence.fa_share == 0.0005
-    # a member that is not eligible alone has no price of its own: the pool's stands
-    dear = Priced("t", entry.final, Evidence(fa_share=0.003), 0.003)
-    _at_most_its_members(dear, ("a", "b", "c"), members)
-    assert dear.price == 0.003

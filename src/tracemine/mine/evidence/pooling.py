@@ -41,6 +41,10 @@ import numpy as np
 
 from tracemine.model.contract import Contract, Kind
 
+SHAPE = "shape"
+"""``params.tier`` of a schema that requires only the keys naming the record asked for
+(:mod:`tracemine.mine.evidence.schema`), and the last part of its family's name."""
+
 PRIOR_WEIGHT = 8.0
 """How many candidates the hyperprior on a family's mean is worth."""
 CONCENTRATION = (5.0, 1000.0)
@@ -79,9 +83,9 @@ def family_of(contract: Contract, claim: str | None = None) -> str:
     """``kind/side[/type][/when][/support]``: the contracts that share a base rate;
     ``kind/side/type/value`` for a structural kind making a value claim of that type."""
     parts = [contract.kind.value, contract.side.value]
-    if contract.kind == Kind.SCHEMA and contract.params.get("tier"):
+    if contract.kind == Kind.SCHEMA and contract.params.get("tier") == SHAPE:
         # a shape breaks where a value's type does, not where a variant lacks a key
-        return "/".join([*parts, str(contract.params["tier"])])
+        return "/".join([*parts, SHAPE])
     if claim is not None:
         return "/".join([*parts, claim, VALUE])
     if contract.kind in _TYPED:
@@ -215,4 +219,4 @@ def fit_families(counts: dict[str, list[tuple[float, float]]]) -> dict[str, Prio
 def _second_reading(name: str) -> bool:
     """Whether a family is of candidates made from other candidates' records (a schema's
     shape, ``schema/result/shape``)."""
-    return name.startswith("schema/") and name.count("/") == 2 and name.endswith("/shape")
+    return name.endswith("/" + SHAPE)

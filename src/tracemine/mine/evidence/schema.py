@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from tracemine.mine.evidence.pooling import effective
+from tracemine.mine.evidence.pooling import SHAPE, effective
 from tracemine.mine.profile.maps import key_like
 from tracemine.mine.propose.context import MineContext
 from tracemine.mine.propose.measure import Measure, measure, parent_path
@@ -47,8 +47,6 @@ from tracemine.model.paths import ANY_KEY, WILDCARD, PathError, parse
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 MEMBER_KINDS = frozenset({Kind.TYPE, Kind.PRESENT, Kind.NOT_NULL, Kind.NON_EMPTY})
-SHAPE = "shape"
-"""``params.tier`` of a schema that requires only the keys naming the record asked for."""
 _EXAMPLES = 3
 _TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -294,7 +292,10 @@ def _few_task_members(candidates: dict[str, Any], contexts: dict[str, MineContex
                                                     or entries(contract)
                                                     or echo(contract)):  # fmt: skip
                     continue
-                if _record_key(contract):
+                if _record_key(contract) or (fold is not None and echo(contract)):
+                    # an echo only says which key the shape requires (read from the
+                    # every-task proposals); a record of its own would move the
+                    # ``equals`` pool with candidates no tool can keep
                     continue
                 entry = candidates.setdefault(contract.id, Candidate())
                 if fold is None:

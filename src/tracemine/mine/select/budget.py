@@ -27,8 +27,7 @@ it covers are not priced or bought on their own while it is bought: they are kep
 ``folded_into`` naming it. A schema over the budget is not kept; its shape (the types,
 and only the keys naming the record asked for: :mod:`tracemine.mine.evidence.schema`)
 and the members the shape leaves out are then candidates, and if the shape is left out
-too, its members, each priced by its kind's pool, bought with what is left. A schema
-costs at most what its members cost bought one by one.
+too, its members, each priced by its kind's pool, bought with what is left.
 
 A kept contract another kept contract implies (``positive`` ⇒ ``non_negative`` …) stays
 in the file with ``implied_by`` naming the stronger one — only where the stronger one
@@ -136,9 +135,6 @@ def select(
             continue
         priced = Priced(cid, entry.final, evidence, evidence.fa_share or 0.0)
         eligible.setdefault(tool, []).append(priced)
-    for priced in [*shapes.values(), *(o for opts in eligible.values() for o in opts)]:
-        if priced.contract.kind == Kind.SCHEMA:
-            _at_most_its_members(priced, candidates[priced.cid].members, alone)
     kept: list[Contract] = []
     tools: dict[str, dict[str, Any]] = {}
     for tool in sorted(set(summary) | set(tool_sizes)):
@@ -179,22 +175,6 @@ def select(
         sorted(mark_implied(kept), key=sort_key), dict(sorted(summary.items())),
         tools, families,
     )  # fmt: skip
-
-
-def _at_most_its_members(
-    schema: Priced, members: tuple[str, ...], alone: dict[str, Priced]
-) -> None:
-    """A schema alarms on a call only where one of its members does, so it costs at most
-    what its members cost bought one by one: where every member is eligible on its own,
-    its price is the lesser of its pool's and the sum of theirs (a shape of five held-out
-    tasks that its pool, centred on schemas that variants break, prices at 0.3 %, while
-    its types alone cost nothing)."""
-    if not members or any(m not in alone for m in members):
-        return
-    total = sum(alone[m].price for m in members)
-    if total < schema.price:
-        schema.price = total
-        schema.evidence.fa_share = round(total, 6)
 
 
 def pool(candidates: dict[str, Candidate]) -> dict[str, Prior]:
@@ -245,21 +225,17 @@ def _members_alone(
         return chosen
 
     def again(chosen: list[Priced], extra: list[Priced]) -> list[Priced]:
-        # what catches something stays bought; a free pick made only because the budget
-        # was left over goes back to the shelf, so that what catches more comes first
         taken = {o.cid for o in chosen}
-        shelf = [o for o in options if o.cid not in taken and o.cid not in left_out]
-        shelf += [o for o in chosen if not o.catches] + extra
-        first = [o for o in chosen if o.catches]
-        return buy(_reached(shelf, faults), faults, settings.target_fa, first)
+        rest = [o for o in options if o.cid not in taken and o.cid not in left_out]
+        return buy(rest + extra, faults, settings.target_fa, chosen)
 
-    chosen = again(chosen, offered + more)
+    chosen = again(chosen, _reached(offered + more, faults))
     taken = {o.cid for o in chosen}
     missed = [alone[m] for o in offered if o.cid not in taken
               for m in candidates[o.cid].members if m in alone]  # fmt: skip
     if not missed:
         return chosen
-    return again(chosen, [o for o in more if o.cid not in taken] + missed)
+    return again(chosen, [o for o in more if o.cid not in taken] + _reached(missed, faults))
 
 
 def _reached(options: list[Priced], faults: ToolFaults) -> list[Priced]:
