@@ -475,3 +475,52 @@ def test_an_echo_is_a_key_named_like_the_argument_it_holds() -> None:
     # an amount that happens to equal the limit, or a key of every element, is no echo
     assert schema_module.echo(equals("result.count", "args.limit")) is None
     assert schema_module.echo(equals("result.items[*].id", "args.id")) is None
+
+
+def test_search_hits_are_a_value_though_every_mined_search_found_one(tmp_path: Path) -> None:
+    # every mined grep matched exactly one line, every lookup found one result: the list's
+    # length never varied, yet whether a search finds anything is the data's (a held-out
+    # BFCL grep matched nothing); a list of rates, asked for by currency, stays structure
+    lines = []
+    for task in range(TASKS):
+        rng = random.Random(task)
+        word = rng.choice(("error", "budget", "Anomaly"))
+        calls = [
+            ("grep", {"file_name": f"log{task}.txt", "pattern": word},
+             {"matching_lines": [f"line {rng.randint(1, 90)}: {word} found"]}),
+            ("lookup", {"query": word}, {"results": [{"title": word, "rank": 1}]}),
+            ("list_rates", {"currency": "EUR"},
+             {"rates": [{"code": "USD", "rate": round(rng.uniform(1, 2), 3)}]}),
+        ]  # fmt: skip
+        for trial in range(2):
+            run = f"t{task:03d}.r{trial}"
+            lines += [{"run_id": run, "task_id": f"t{task:03d}", "tool": tool,
+                       "call_id": f"{run}.c{seq}", "seq": seq, "arguments": args,
+                       "result": result, "status": "ok", "run_outcome": "success"}
+                      for seq, (tool, args, result) in enumerate(calls)]  # fmt: skip
+    eligible = _mine_lines(_folder(tmp_path, "eligible"), lines, budget=False)
+    _value_claim(eligible, "grep", Kind.NON_EMPTY, "result.matching_lines",
+                 "non_empty/result/array/value")  # fmt: skip
+    _value_claim(eligible, "lookup", Kind.NON_EMPTY, "result.results",
+                 "non_empty/result/array/value")  # fmt: skip
+    rates = [c for c in eligible.contracts if c.tool == "list_rates"
+             and c.kind == Kind.NON_EMPTY and c.paths == ["result.rates"]]  # fmt: skip
+    assert len(rates) == 1 and rates[0].folded_into == _schema(eligible, "list_rates").id
+    for tool in ("grep", "lookup"):
+        # the envelope is still there when nothing is found: the root stays structure
+        root = [c for c in eligible.contracts if c.tool == tool
+                and c.kind == Kind.NON_EMPTY and c.paths == ["result"]]  # fmt: skip
+        assert all(c.folded_into for c in root), root
+        assert "minItems" not in json.dumps(_schema(eligible, tool).params["schema"])
+    kept = _mine_lines(_folder(tmp_path, "kept"), lines, target_fa=0.01)
+    monitor = _monitor(kept)
+    receipt = monitor.check("grep", {"file_name": "a.txt", "pattern": "Progress"},
+                            {"matching_lines": []})  # fmt: skip
+    # a length fitted on 30 tasks of one match may be bought at its own (value) price;
+    # the schema and its members say nothing of how many were found
+    members = {c.id for c in kept.contracts if c.folded_into}
+    said = [v for v in receipt.violations if v.kind in ("non_empty", "schema")
+            or v.contract_id in members]  # fmt: skip
+    assert not said, receipt.violations
+    receipt = monitor.check("grep", {"file_name": "a.txt", "pattern": "x"}, {"matching_lines": "x"})
+    assert "result.matching_lines" in [v.path for v in receipt.violations]

@@ -57,7 +57,8 @@ def value_claim(
     """The value type (``string``, ``array``, ``object``, …) when ``contract`` is a value
     claim of a structural kind in ``ctx``, else None: ``non_empty`` on a string, on an
     array or object whose length varies across calls (a list of matches may be empty),
-    or on an object keyed by records (a map: whether it has entries is data, a file
+    on search hits however many the mined tasks found (:func:`_hits`), or on an object
+    keyed by records (a map: whether it has entries is data, a file
     shared with nobody); ``present`` on a key absent from some task in which its parent
     occurs (the parent is then sometimes null or of another type, so whether the key is
     there depends on the values); and ``present`` or ``non_empty`` on the arguments,
@@ -83,6 +84,9 @@ def value_claim(
         varies = profile["lmin"] is not None and profile["lmin"] != profile["lmax"]
         if json_type in ("array", "object") and varies:
             return json_type
+        if json_type in ("array", "object") and _hits(contract, json_type, children):
+            # a list of what a search found: one match in every mined task, none in the next
+            return json_type
         if json_type == "object":
             # one record in every mined task (the same file, shared with one address) is
             # no map to the survey, yet its keys are data and so is its having any
@@ -97,6 +101,35 @@ def value_claim(
     if parent is not None and profile.tasks < parent.tasks:
         return json_type or "mixed"
     return None
+
+
+_SEARCH_ARGUMENTS = frozenset({"query", "q", "pattern", "search", "keyword", "keywords",
+                               "term", "terms", "regex", "filter", "grep"})  # fmt: skip
+"""Tokens of an argument name saying the call filters by what it was asked for."""
+_HIT_KEYS = frozenset({"match", "matches", "matching", "hits", "found"})
+"""Tokens of a key name saying it holds what a search found."""
+
+
+def _hits(contract: Contract, json_type: str, children: dict[tuple[str, str, str], list]) -> bool:
+    """Whether the list or object ``contract`` says is non-empty holds search hits: a key
+    named like them (``matching_lines``, ``hits``; not a hit of them, ``hits[*]``), or a
+    list outside any list in the result of a call that filters by an argument named like
+    a search (``pattern``, ``query``). Whether a search finds anything is the data's,
+    however often the mined tasks found something."""
+    try:
+        steps = parse(contract.paths[0]).steps
+    except PathError:
+        return False
+    if not steps:
+        return False  # the root: the envelope of a search result is there when it finds nothing
+    if isinstance(steps[-1], str) and _tokens(steps[-1]) & _HIT_KEYS:
+        return True
+    if json_type != "array" or contract.side != Side.RESULT or WILDCARD in steps:
+        # a hit's own lists (its tags, its lines) are the hit's shape, not what was found
+        return False
+    arguments = children.get((contract.tool, Side.ARGS.value, Side.ARGS.value), [])
+    return any(isinstance(key, str) and bool(_tokens(key) & _SEARCH_ARGUMENTS)
+               for key in arguments)  # fmt: skip
 
 
 def child_keys(ctx: MineContext) -> dict[tuple[str, str, str], list]:
