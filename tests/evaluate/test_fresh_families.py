@@ -4,6 +4,7 @@ the contract file the evaluation wrote, without the scorer's alarms."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from html import escape
 from pathlib import Path
@@ -12,6 +13,8 @@ from typing import Any
 import pytest
 
 from tracemine.evaluate import EvaluationReport, evaluate
+from tracemine.evaluate.families import _Tally
+from tracemine.evaluate.model import FamilyRow
 from tracemine.evaluate.split import from_traces, split_tasks
 from tracemine.mine.evidence.pooling import family_of
 from tracemine.model.contract import load_contracts
@@ -90,6 +93,11 @@ def test_family_counts_are_the_monitors(evaluated: tuple[EvaluationReport, Path]
         if row.family != "(no price)" and want["calls"][1]:
             assert row.predicted == pytest.approx(want["price"] / want["calls"][1])
             assert row.over_price == (row.calls.k / row.calls.n > row.predicted)
+            # the chance of as many alarms at the price, by hand: P(X >= k), X ~ Bin(n, p)
+            n, k, p = row.calls.n, row.calls.k, row.predicted
+            by_hand = 1.0 - sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k))
+            assert row.chance == pytest.approx(by_hand, abs=1e-9), row.family
+            assert row.beyond_chance == (by_hand < 0.05)
     # false alarms did happen, on call-level and run-level families, in fewer tasks than calls
     alarmed = {row.family for row in families.families if row.calls.k}
     assert any(name.endswith("/run") for name in alarmed)
@@ -100,6 +108,7 @@ def test_family_counts_are_the_monitors(evaluated: tuple[EvaluationReport, Path]
     assert families.priced.tasks.n < families.priced.calls.n
     over = [row.family for row in families.families if row.over_price]
     assert all(name in families.note for name in over)
+    assert all(row.over_price for row in families.families if row.beyond_chance)
 
 
 def test_family_table_in_every_rendering(evaluated: tuple[EvaluationReport, Path]) -> None:
@@ -118,3 +127,19 @@ def test_family_table_in_every_rendering(evaluated: tuple[EvaluationReport, Path
     assert again.arm("mined-crossfit").families == families
     # only the cross-fitted arm's prices are checked: the other arms carry none
     assert all(arm.families is None for arm in report.arms if arm.arm != "mined-crossfit")
+
+
+def test_one_alarm_over_a_small_price_is_chance_and_several_are_not() -> None:
+    def row(alarms: int) -> FamilyRow:
+        tally = _Tally(contracts=76, price=0.00084 * 341, shares=0.0)
+        tally.calls, tally.tasks = [alarms, 341], [alarms, 330]
+        return tally.row("schema/result", priced=True)
+
+    one, three = row(1), row(3)
+    assert one.over_price and three.over_price  # 0.29 % and 0.88 % against 0.084 %
+    assert one.chance == pytest.approx(1 - (1 - 0.00084) ** 341)  # about one in four
+    assert not one.beyond_chance
+    assert three.beyond_chance and three.chance is not None and three.chance < 0.01
+    assert row(0).chance == 1.0 and not row(0).over_price
+    unpriced = _Tally(contracts=2, calls=[1, 10], tasks=[1, 5]).row("(no price)", priced=False)
+    assert unpriced.chance is None and not unpriced.beyond_chance

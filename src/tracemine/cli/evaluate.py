@@ -124,7 +124,11 @@ _COMPACT = {  # headers of the summary at 80 columns: what each figure is, in a 
 }
 
 
-_DROP = {"realized per task [95% CI]": 2, "over price": 1}  # first to go when narrow
+def _drop(header: str) -> int:
+    """Which family columns go first when the terminal is narrow."""
+    from tracemine.evaluate.reliability import OVER_PRICE
+
+    return {"realized per task [95% CI]": 2, OVER_PRICE: 1}.get(header, 0)
 
 
 def render(report: EvaluationReport) -> None:
@@ -157,7 +161,7 @@ def render(report: EvaluationReport) -> None:
     if said:
         console.print(said, style="dim")
     for name, families in fresh(report.arms):
-        columns = [Column(h, _COMPACT.get(h), numeric=i > 0, split=True, drop=_DROP.get(h, 0))
+        columns = [Column(h, _COMPACT.get(h), numeric=i > 0, split=True, drop=_drop(h))
                    for i, h in enumerate(FAMILY_HEADER)]  # fmt: skip
         title = f"fresh-task calibration per contract family: {name}"
         table, dropped = fit(title, columns, family_rows(families), console.width)

@@ -20,9 +20,14 @@ is in the family selection priced it by (``evidence.family``: a value claim's ow
 ``non_empty/result/string/value``), else in its kind's.
 
 Units of one call under several contracts are not independent, so the Wilson interval of a
-family is narrower than its evidence; a family realized above its price says the price
-is wrong. Enforced contracts without a price (declared, unpriced) are one row of their own;
-the completeness gate is left out (its gaps are in the arm's false alarms, not a family's).
+family is narrower than its evidence. A family realized above its price (``over_price``)
+is weighed by ``chance``: how often calls breaking at the price would give as many alarms
+(binomial in the call units). One alarm where the price expects 0.3 happens one time in
+four; below ``REFUTED`` (``beyond_chance``) the price is wrong. Alarms that cluster in a
+task make the binomial chance smaller than the truth, so that flag is, if anything,
+raised too readily. Enforced contracts without a price (declared, unpriced) are one row
+of their own; the completeness gate is left out (its gaps are in the arm's false alarms,
+not a family's).
 """
 
 from __future__ import annotations
@@ -42,6 +47,20 @@ FRESH = ("mined-crossfit",)
 """The arms whose contracts were priced by a cross-fitted selection."""
 
 
+REFUTED = 0.05
+"""A family is over its price beyond chance when calls breaking at its price would give
+as many alarms less often than this."""
+
+
+def at_least(k: int, n: int, rate: float) -> float:
+    """P(X ≥ k) for X ~ Binomial(n, rate): how often a price gives k or more alarms."""
+    if k <= 0:
+        return 1.0
+    from scipy.stats import binom  # a second to import: not on every start of the CLI
+
+    return float(binom.sf(k - 1, n, min(max(rate, 0.0), 1.0)))
+
+
 @dataclass(slots=True)
 class _Tally:
     contracts: int = 0
@@ -57,8 +76,13 @@ class _Tally:
             units = self.calls[1]
             predicted = self.price / units if units else self.shares / self.contracts
         over = predicted is not None and calls.rate is not None and calls.rate > predicted
+        chance = refuted = None
+        if predicted is not None and self.calls[1]:
+            chance = at_least(self.calls[0], self.calls[1], predicted)
+            refuted = chance < REFUTED
         return FamilyRow(family=family, contracts=self.contracts, predicted=predicted,
-                         calls=calls, tasks=tasks, over_price=over)  # fmt: skip
+                         calls=calls, tasks=tasks, over_price=over, chance=chance,
+                         beyond_chance=bool(refuted))  # fmt: skip
 
     def add(self, other: _Tally) -> None:
         self.contracts += other.contracts
@@ -133,5 +157,8 @@ def family_calibration(
     result = FamilyCalibration(families=rows, priced=pooled.row("all priced families", True))
     over = [row.family for row in rows if row.over_price]
     if over:
-        result.note = f"{len(over)} families alarmed above their price: " + ", ".join(over)
+        refuted = [row.family for row in rows if row.beyond_chance]
+        result.note = (f"{len(over)} families alarmed above their price: " + ", ".join(over)
+                       + f"; beyond chance (p < {REFUTED}): "
+                       + (", ".join(refuted) if refuted else "none"))  # fmt: skip
     return result

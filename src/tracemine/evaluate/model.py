@@ -132,6 +132,14 @@ class FamilyRow(BaseModel):
     calls: Rate = Field(description="(contract, nominal call) units with its violation")
     tasks: Rate = Field(description="(contract, evaluation task) units with its violation")
     over_price: bool = Field(default=False, description="realized per call above predicted")
+    chance: float | None = Field(
+        default=None,
+        description="probability of at least this many alarmed calls if every call broke "
+        "at the predicted rate (binomial); None: no price or no call",
+    )
+    beyond_chance: bool = Field(
+        default=False, description="chance below 0.05: a price the calls refute"
+    )
 
 
 class FamilyCalibration(BaseModel):

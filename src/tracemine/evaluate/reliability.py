@@ -12,9 +12,10 @@ TOOL_HEADER = ["tool", "kept by mining", "predicted", "realized [95% CI]", "nomi
 BIN_HEADER = ["predicted bin", "tools", "nominal calls", "mean predicted", "realized [95% CI]"]
 
 
+OVER_PRICE = "over price (chance of as many)"
 FAMILY_HEADER = ["contract family", "contracts", "predicted per call",
                  "realized per call [95% CI]", "realized per task [95% CI]",
-                 "over price"]  # fmt: skip
+                 OVER_PRICE]  # fmt: skip
 
 
 def _family_row(row: FamilyRow) -> list[str]:
@@ -22,7 +23,15 @@ def _family_row(row: FamilyRow) -> list[str]:
     if row.predicted is not None and 0 < row.predicted < 5e-6:
         predicted = "<0.001%"  # priced, if barely: 0.000% would read as free
     return [row.family, str(row.contracts), predicted, row.calls.text(2), row.tasks.text(2),
-            "yes" if row.over_price else ""]  # fmt: skip
+            _over(row)]  # fmt: skip
+
+
+def _over(row: FamilyRow) -> str:
+    """``yes (p 0.25)`` for a family above its price, ``yes, beyond chance`` below ``REFUTED``."""
+    if not row.over_price:
+        return ""
+    said = "yes, beyond chance" if row.beyond_chance else "yes"
+    return said if row.chance is None else f"{said} (p {row.chance:.2g})"
 
 
 def family_rows(families: FamilyCalibration) -> list[list[str]]:
