@@ -92,7 +92,9 @@ def sharded(paths: list[str], work: str, workers: int, memory: str, out: str) ->
         result = mine_sharded(paths, work=work, client=client, worker_memory=memory)
         rss = client.run(peak)
         now = set(client.scheduler_info()["workers"])
-    Path(out).write_text(json.dumps([c.model_dump(mode="json") for c in result.contracts.contracts]))
+    Path(out).write_text(
+        json.dumps([c.model_dump(mode="json") for c in result.contracts.contracts])
+    )
     return {"worker_rss_mb": [round(v) for v in rss.values()],
             "restarts": len(now - seen), "client_rss_mb": round(_peak_mb()),
             "calls": result.ingest.total("calls")}  # fmt: skip

@@ -108,5 +108,9 @@ def test_a_worker_out_of_memory_is_one_line_naming_its_shard(tmp_path: Path) -> 
     assert "Traceback" not in done.stderr
     *before, line = done.stderr.strip().splitlines()
     assert all(said.startswith("Dask dashboard: ") for said in before)
-    assert line.startswith("error: ") and "ran out of memory" in line and "TRACEMINE_DUCKDB_MEMORY=16MB" in line
+    assert (
+        line.startswith("error: ")
+        and "ran out of memory" in line
+        and "TRACEMINE_DUCKDB_MEMORY=16MB" in line
+    )
     assert any(name in line for name in files)

@@ -46,7 +46,8 @@ def test_two_workers_mine_what_one_store_mines(tmp_path: Path, dask_client: Any)
         con.close()
     assert (found.ingest.total("units_read"), found.ingest.total("calls")) == read
     assert found.ingest.total("units_read") == (
-        found.ingest.total("units_stored") + found.ingest.total("units_quarantined"))
+        found.ingest.total("units_stored") + found.ingest.total("units_quarantined")
+    )
     # the shards are kept: mining again reads nothing again
     again = _sharded(files, tmp_path / "work", dask_client, folds=5, run_level=True)
     assert comparable(again.contracts)["contracts"] == comparable(expected)["contracts"]

@@ -28,6 +28,7 @@ STRUCTURAL = [c.value for c in FaultClass if c.group == FaultGroup.STRUCTURAL] +
 TRACES = {"agentdojo": ROOT / "data/agentdojo/agentdojo.jsonl.gz",
           "bfcl": ROOT / "data/bfcl/bfcl.jsonl.gz"}  # fmt: skip
 
+
 def _corpus(name: str, *, slow: bool = False, fails: str | None = None) -> object:
     """One corpus; ``fails``: why it fails today (strict: a pass is reported, so that the
     mark is removed when the cause is fixed)."""

@@ -76,4 +76,3 @@ def test_a_shape_is_priced_from_the_schemas_of_its_side_and_moves_no_centre() ->
         assert both[name].mean == pytest.approx(alone[name].mean, rel=1e-9), name
     # centred on the schemas' pooled rate (5.5 / 101), pulled down by its own clean records
     assert 0 < both["schema/result/shape"].mean < both["schema/result"].mean
-

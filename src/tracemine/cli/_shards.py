@@ -66,8 +66,10 @@ def check_sharded(sources: list[str] | None, workers: int | None, scheduler: str
         _fail("--workers and --scheduler mine trace files: name them (paths, folders, "
               "globs or URLs) after the options")  # fmt: skip
     if with_traces and not cluster:
-        _fail("trace files are mined across workers: give --workers N or --scheduler "
-              "ADDRESS, or read them into a store with `tracemine ingest`, then mine --db")
+        _fail(
+            "trace files are mined across workers: give --workers N or --scheduler "
+            "ADDRESS, or read them into a store with `tracemine ingest`, then mine --db"
+        )
     if workers is not None and scheduler is not None:
         _fail("give --workers (a local cluster) or --scheduler (an existing one), not both")
     return cluster

@@ -229,8 +229,11 @@ def _ingest(runner: Any, shards: list[Shard], folder: Path, config: worker.Confi
     read = [s for s in shards if s.index not in copies]
     groups = batches(read, runner.slots(), store_bytes)
     paths = [(folder / "shards" / _store_name(group)).as_posix() for group in groups]
-    found = runner.run("ingest", worker.ingest, [(_named(group), (group, p, config))
-                                                 for group, p in zip(groups, paths, strict=True)])
+    found = runner.run(
+        "ingest",
+        worker.ingest,
+        [(_named(group), (group, p, config)) for group, p in zip(groups, paths, strict=True)],
+    )
     done = {s.index: r for group, rs in zip(groups, found, strict=True)
             for s, r in zip(group, rs, strict=True)}  # fmt: skip
     reports: list[FileReport] = []
