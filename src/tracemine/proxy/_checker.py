@@ -1,12 +1,19 @@
 """Which requests wait for an answer, and the check of each ``tools/call`` result: one
 :class:`Checker` a session, whatever carries its messages (stdio lines, HTTP bodies, SSE
-events)."""
+events).
+
+Runs are cut as ingest cuts them (:mod:`tracemine.ingest.readers.mcp`): a session with a
+task of its own (``--task``) is one run; otherwise a call that names its task in
+``params._meta`` (under ``task_key``) belongs to the run ``<session>/<task>``, and the
+calls that name none to the session's run. So a session that served twenty tasks is
+checked as the twenty runs it was mined as, and per-run contracts (call caps, orders)
+count each task's calls, not the whole session's."""
 
 from __future__ import annotations
 
 from typing import Any, TextIO
 
-from tracemine.monitor import Monitor
+from tracemine.monitor import Monitor, Run
 from tracemine.monitor.hooks import mcp_payload
 from tracemine.proxy._receipts import annotated, receipt_meta
 from tracemine.proxy._wire import dumps, id_text
@@ -19,12 +26,22 @@ class Checker:
     requests of checked tools waiting for their result, and the monitor's run."""
 
     def __init__(
-        self, monitor: Monitor | None, run_id: str | None, *, note: bool, log: TextIO
+        self,
+        monitor: Monitor | None,
+        run_id: str | None,
+        *,
+        note: bool,
+        log: TextIO,
+        task: str | None = None,
+        task_key: str = "task_id",
     ) -> None:
         self.monitor, self.note, self.log = monitor, note, log
+        self.run_id, self.task, self.task_key = run_id, task, task_key
         self.run_state = monitor.start_run(run_id) if monitor is not None else None
+        self.task_runs: dict[str, Run] = {}  # a task named in a call's _meta -> its run
         self._checked = frozenset(monitor.tools) if monitor is not None else frozenset()
-        self.pending: dict[str, tuple[str, Any]] = {}  # tools/call id -> (tool, arguments)
+        # tools/call id -> (tool, arguments, the task its _meta names)
+        self.pending: dict[str, tuple[str, Any, str | None]] = {}
         self.unanswered: set[str] = set()  # every request id the client sent, until answered
         self.receipts = 0
         self.violations = 0
@@ -46,7 +63,32 @@ class Checker:
         # _checked is empty without a monitor: no call is pending then
         name = params.get("name")
         if method == "tools/call" and isinstance(name, str) and name in self._checked:
-            self.pending[key] = (params["name"], params.get("arguments") or {})
+            task = self._call_task(params) if self.task is None else None
+            self.pending[key] = (params["name"], params.get("arguments") or {}, task)
+
+    def _call_task(self, params: dict[str, Any]) -> str | None:
+        """The task a call names in ``params._meta``, read as ingest reads it."""
+        meta = params.get("_meta")
+        if not isinstance(meta, dict):
+            return None
+        value: Any = meta
+        if self.task_key in meta:
+            value = meta[self.task_key]
+        else:  # a dotted key walks nested objects, as ``--task-key`` does at ingest
+            for part in self.task_key.split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+        if value is None or isinstance(value, dict | list | bool):
+            return None
+        return str(value)
+
+    def run_of(self, task: str | None) -> Run | None:
+        """The run a call of ``task`` is recorded in (the session's, when it names none)."""
+        if task is None or self.monitor is None:
+            return self.run_state
+        if task not in self.task_runs:
+            base = self.run_id if self.run_id is not None else ""
+            self.task_runs[task] = self.monitor.start_run(f"{base}/{task}" if base else task)
+        return self.task_runs[task]
 
     def answered(self, message: dict[str, Any]) -> None:
         """Note a message the server sent."""
@@ -84,11 +126,11 @@ class Checker:
             return None  # a JSON-RPC error is a protocol error: nothing to check
         if result.get("resultType", "complete") != "complete" or "content" not in result:
             return None  # input_required, a task handle: not the call's result yet
-        tool, arguments = called
+        tool, arguments, task = called
         value, status = mcp_payload(result)
         assert self.monitor is not None  # calls are pending only when there is one
         receipt = self.monitor.check(
-            tool, arguments, value, call_id=key, run=self.run_state, status=status
+            tool, arguments, value, call_id=key, run=self.run_of(task), status=status
         )
         if status != "ok":
             return None  # a tool error is recorded in the run, not judged as a result

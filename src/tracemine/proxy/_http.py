@@ -77,8 +77,9 @@ class HttpProxy:
                     transcript = Transcript(self.record, task=self.task, task_key=self.task_key,
                                             session=name or None)  # fmt: skip
                 run_id = transcript.session if transcript else name or None
-                self.sessions[name] = (Checker(self.monitor, run_id, note=self.note,
-                                               log=self.log), transcript)  # fmt: skip
+                checker = Checker(self.monitor, run_id, note=self.note, log=self.log,
+                                  task=self.task, task_key=self.task_key)  # fmt: skip
+                self.sessions[name] = (checker, transcript)
             return self.sessions[name]
 
     def connect(self) -> http.client.HTTPConnection:

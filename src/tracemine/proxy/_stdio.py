@@ -79,7 +79,9 @@ class Proxy:
             Transcript(record, task=task, task_key=task_key) if record is not None else None
         )
         session = self.transcript.session if self.transcript else None
-        self.checker = Checker(monitor, session, note=note, log=self.log)
+        self.checker = Checker(
+            monitor, session, note=note, log=self.log, task=task, task_key=task_key
+        )
         self.client_closed = threading.Event()
         self.client_gone = False
 
