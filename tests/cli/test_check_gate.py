@@ -70,3 +70,43 @@ def test_junit_runs_suite_fails_a_run_whose_call_broke_a_contract(tmp_path: Path
     failed = {c.get("name"): c.find("failure") for c in runs}
     assert failed["good"] is None and failed["bad"] is not None
     assert "result.total" in (failed["bad"].text or "")
+
+
+def test_check_and_the_monitor_apply_the_review_file_beside_the_contracts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After ``review accept``, ``check merged.json`` enforces what was accepted (it used to
+    say "accept some with tracemine review accept" again), and ``Monitor.load`` does too."""
+    from tracemine.monitor import ContractLoadError, Monitor
+
+    traces, contracts = _files(tmp_path, "proposed")
+    (cid,) = [c["id"] for c in json.loads(contracts.read_text("utf-8"))["contracts"]]
+    accepted = _tracemine(tmp_path, "review", "accept", cid, "--contracts", contracts.name)
+    assert accepted.returncode == 0, accepted.stderr
+    assert (tmp_path / "contracts.review.yaml").is_file()
+    out = _tracemine(tmp_path, "check", traces.name, "-c", contracts.name)
+    assert out.returncode == 1, out.stdout + out.stderr  # the accepted contract caught bad
+    said = " ".join(out.stdout.split())
+    assert "against 1 enforced contracts: 1 violations" in said
+    assert "applied 1 review decisions from contracts.review.yaml" in said
+    monitor = Monitor.load(contracts)
+    assert [s.id for s in monitor.contracts] == [cid]
+    assert monitor.notices[0].startswith("applied 1 review decisions")
+    # a rejection beside the file silences the contract in both
+    rejected = _tracemine(tmp_path, "review", "reject", cid, "--contracts", contracts.name,
+                          "--reason", "totals may be negative for credits")  # fmt: skip
+    assert rejected.returncode == 0, rejected.stderr
+    refused = _tracemine(tmp_path, "check", traces.name, "-c", contracts.name)
+    assert refused.returncode == 2 and "no accepted contract" in refused.stderr
+    assert Monitor.load(contracts, include_proposed=True).contracts == []
+    # --review names another file; a missing one is a one-line error
+    elsewhere = _tracemine(tmp_path, "check", traces.name, "-c", contracts.name,
+                           "--review", "nowhere.review.yaml")  # fmt: skip
+    assert elsewhere.returncode == 2 and len(elsewhere.stderr.strip().splitlines()) == 1
+    assert "nowhere.review.yaml: no such review file" in elsewhere.stderr
+    # where the mining stack that reads YAML decisions is missing, the monitor refuses
+    # in one line instead of enforcing the file as if nobody had reviewed it
+    monkeypatch.setitem(sys.modules, "tracemine.review.apply", None)
+    with pytest.raises(ContractLoadError, match=r"review decisions in .*contracts\.review\.yaml need "
+                       r"tracemine\[mine\] to apply; run `tracemine export"):  # fmt: skip
+        Monitor.load(contracts)

@@ -72,6 +72,14 @@ def check_command(
         bool, typer.Option("--strict", help="With --trials: noisy contracts fail the check too.")
     ] = False,
     error_pattern: ErrorPatternOption = None,
+    review: Annotated[
+        Path | None,
+        typer.Option(
+            "--review",
+            metavar="FILE",
+            help="Review decisions to apply (default: <contracts>.review.yaml).",
+        ),
+    ] = None,
     quiet: QuietOption = False,
 ) -> None:
     """Check traces against contracts; exit 1 on violations or incomplete runs, 2 when
@@ -82,7 +90,7 @@ def check_command(
         stages.stage(f"replaying {len(files)} trace files" if len(files) > 1 else "replaying")
         report = run(check, files, contracts, format=format, include_proposed=include_proposed,
                      oracle=oracle, trials=trials, strict=strict,
-                     error_pattern=error_pattern)  # fmt: skip
+                     error_pattern=error_pattern, review=review)  # fmt: skip
     if junit is not None:
         write_atomic(junit, junit_xml(report))
     if as_json:

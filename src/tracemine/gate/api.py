@@ -27,7 +27,8 @@ from pydantic import BaseModel, Field
 from tracemine.errors import InputError
 from tracemine.gate.trials import TrialsReport, judge_trials
 from tracemine.ingest import read_traces
-from tracemine.monitor import Monitor, RunReplay, read_document, replay
+from tracemine.monitor import Monitor, RunReplay, replay
+from tracemine.monitor._load import read_reviewed
 
 LABELS = ("complete-correct", "safe-incomplete", "unsafe-complete", "complete-wrong")
 _CLAIM_KEYS = ("final_claim", "final_answer", "final_text")
@@ -103,16 +104,21 @@ def check(
     trials: bool = False,
     strict: bool = False,
     error_pattern: str | None = None,
+    review: str | Path | None = None,
 ) -> CheckReport:
-    """Replay ``traces`` (files in any ingest format) through the contracts at ``contracts``.
+    """Replay ``traces`` (files in any ingest format) through the contracts at ``contracts``,
+    with the decisions of the review file beside them (or of ``review``) applied, as
+    ``export`` applies them.
     With ``trials``, runs are grouped by task and contracts whose verdict differs between
     nominal trials are reported (:mod:`tracemine.gate.trials`) and fail the check only when
     ``strict``. Contracts the file marks noisy (mining saw them flip between trials) are
     kept out of the verdict the same way, with or without ``trials``. Tool errors are
     marked as ingest marks them (``error_pattern`` as in :func:`tracemine.ingest`)."""
     paths = [traces] if isinstance(traces, str | Path) else list(traces)
-    document = read_document(contracts)  # read once: the monitor and the noise marks
-    monitor = Monitor.from_dict(document, include_proposed=include_proposed, origin=str(contracts))
+    # read once: the monitor and the noise marks, with the review decisions applied
+    document, applied = read_reviewed(contracts, review)
+    monitor = Monitor.from_dict(document, include_proposed=include_proposed, origin=str(contracts),
+                                reviewed=applied)  # fmt: skip
     if not monitor.contracts and not include_proposed:
         raise InputError(_nothing_enforced(contracts, monitor.ignored_proposed))
     cases = load_oracle(oracle) if oracle is not None else None

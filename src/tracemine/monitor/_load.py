@@ -71,6 +71,42 @@ def read_document(path: str | FilePath) -> Any:
         raise ContractLoadError(f"{path}: not JSON: {exc}") from None
 
 
+REVIEW_SUFFIX = ".review.yaml"
+"""The review file of ``x.json`` is ``x.review.yaml`` beside it (:mod:`tracemine.review`)."""
+
+
+def review_beside(path: str | FilePath) -> FilePath:
+    """Where the review decisions about the contract file at ``path`` are kept."""
+    path = FilePath(path)
+    return path.with_name(path.stem + REVIEW_SUFFIX)
+
+
+def read_reviewed(
+    path: str | FilePath, review: str | FilePath | None = None
+) -> tuple[Any, str | None]:
+    """The contract file at ``path`` with the decisions of its review file applied (the
+    one beside it, ``x.review.yaml``, unless ``review`` names another), as ``export``
+    applies them; and a line saying what was applied (``None``: no review file).
+
+    The decisions are YAML and are applied by :mod:`tracemine.review`, which needs the
+    mining stack (``tracemine[mine]``). Without it, a review file beside the contracts
+    refuses the load with a :class:`ContractLoadError` saying what to run: a monitor
+    that enforced the file as if nobody had reviewed it would check what a person
+    rejected and skip what they accepted."""
+    where = FilePath(review) if review is not None else review_beside(path)
+    if review is None and not where.is_file():
+        return read_document(path), None
+    try:
+        from tracemine.review.apply import reviewed_document
+    except ImportError:
+        raise ContractLoadError(
+            f"{path}: the review decisions in {where} need tracemine[mine] to apply; run "
+            f"`tracemine export --contracts {path} --format native --out FILE` where it is "
+            "installed and load FILE"
+        ) from None
+    return reviewed_document(path, where)
+
+
 def read_contracts(path: str | FilePath) -> list[Spec]:
     """Every contract in the file at ``path``; :class:`ContractLoadError` if unusable."""
     return parse_document(read_document(path), origin=str(path))

@@ -15,8 +15,14 @@ from tracemine.model.result import is_error_payload, result_value
 from tracemine.monitor import _gate
 from tracemine.monitor._codegen import generate
 from tracemine.monitor._compile import Compiled, Fail, NotEvaluated, compile_call_contract
-from tracemine.monitor._load import RUN_LEVEL, WHOLE, ContractLoadError, Spec, parse_document
-from tracemine.monitor._load import read_contracts as _read
+from tracemine.monitor._load import (
+    RUN_LEVEL,
+    WHOLE,
+    ContractLoadError,
+    Spec,
+    parse_document,
+    read_reviewed,
+)
 from tracemine.monitor._receipt import Receipt, RunVerdict, Unevaluated, Violation
 from tracemine.monitor._run import CallEntry, Run, RunCheck, compile_run_contract
 from tracemine.monitor._values import NOTHING, TooLarge, json_type, locate, preview, redact
@@ -113,7 +119,12 @@ class Monitor:
     """
 
     def __init__(
-        self, specs: Iterable[Spec], *, include_proposed: bool | None = None, origin: str = ""
+        self,
+        specs: Iterable[Spec],
+        *,
+        include_proposed: bool | None = None,
+        origin: str = "",
+        reviewed: str | None = None,
     ) -> None:
         specs = _follow_schemas(list(specs))
         statuses = ("accepted", "proposed") if include_proposed else ("accepted",)
@@ -121,16 +132,17 @@ class Monitor:
         self.ignored_proposed = (
             0 if include_proposed else sum(s.status == "proposed" for s in specs)
         )
-        self._notices: tuple[str, ...] = ()
+        self._notices: tuple[str, ...] = (reviewed,) if reviewed else ()
         self._origin = origin
         self.unknown_tools: dict[str, int] = {}
         """Calls checked of tools the file has no contracts for, by tool: their receipts
         say ``coverage='unknown'``, ``ok=True``; said once per tool (a log warning on
         ``tracemine.monitor``) and in :attr:`notices`."""
         if self.ignored_proposed:
-            self._notices = (_proposed_notice(self.ignored_proposed, len(specs), origin),)
+            proposed = _proposed_notice(self.ignored_proposed, len(specs), origin)
+            self._notices += (proposed,)
             if include_proposed is None:
-                warnings.warn(self._notices[0], ProposedContractsIgnored,
+                warnings.warn(proposed, ProposedContractsIgnored,
                               stacklevel=_caller_level())  # fmt: skip
         ids = {s.id for s in enforced}
         self.contracts = [s for s in enforced if not (s.implied_by and s.implied_by in ids)]
@@ -200,23 +212,47 @@ class Monitor:
             plan.calls.append((compiled.test, compiled.when, compiled.needs_result, compiled))
 
     @classmethod
-    def load(cls, path: str | FilePath, *, include_proposed: bool | None = None) -> Monitor:
+    def load(
+        cls,
+        path: str | FilePath,
+        *,
+        include_proposed: bool | None = None,
+        review: str | FilePath | None = None,
+    ) -> Monitor:
         """Read and compile a contract file; :class:`ContractLoadError` names what is wrong
         (unknown ``schema_version``, a malformed contract, an unsafe pattern).
+
+        The review decisions beside the file (``x.review.yaml`` for ``x.json``), or in
+        ``review``, are applied first, as ``tracemine export`` applies them; where the
+        mining stack that reads them is not installed, the load is refused with a line
+        saying what to run (:func:`~tracemine.monitor._load.read_reviewed`).
 
         ``include_proposed``: enforce proposed contracts as well as accepted ones. Left
         unset, proposed contracts are not enforced and a :class:`ProposedContractsIgnored`
         warning says how many were left out."""
-        return cls(_read(path), include_proposed=include_proposed, origin=str(path))
+        document, applied = read_reviewed(path, review)
+        monitor = cls(
+            parse_document(document, origin=str(path)),
+            include_proposed=include_proposed,
+            origin=str(path),
+            reviewed=applied,
+        )
+        return monitor
 
     @classmethod
     def from_dict(
-        cls, data: Any, *, include_proposed: bool | None = None, origin: str = ""
+        cls,
+        data: Any,
+        *,
+        include_proposed: bool | None = None,
+        origin: str = "",
+        reviewed: str | None = None,
     ) -> Monitor:
-        """Like :meth:`load`, from an already parsed document; ``origin`` (the file it came
-        from) names it in errors and warnings."""
+        """Like :meth:`load`, from an already parsed document (no review file is read);
+        ``origin`` (the file it came from) names it in errors and warnings, ``reviewed``
+        says which decisions were applied to it, in :attr:`notices`."""
         specs = parse_document(data, origin or "contract file")
-        return cls(specs, include_proposed=include_proposed, origin=origin)
+        return cls(specs, include_proposed=include_proposed, origin=origin, reviewed=reviewed)
 
     @property
     def tools(self) -> list[str]:

@@ -7,7 +7,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from tracemine.errors import InputError
+from tracemine.errors import ContractFileError, InputError
 from tracemine.model.contract import (
     Contract,
     ContractFile,
@@ -120,6 +120,24 @@ def load_reviewed(
         # saved under the declaration's own id from the next decision on
         decisions.decisions[new] = decisions.decisions.pop(old)
     return reviewed, decisions, path
+
+
+def reviewed_document(contracts_path: str | Path, review: str | Path) -> tuple[Any, str]:
+    """The contract file at ``contracts_path`` as the monitor reads it (parsed JSON) with
+    the decisions of ``review`` applied, and a line saying what was applied. A review file
+    that is not there, or cannot be read, raises :class:`ContractFileError`."""
+    path = Path(review)
+    if not path.is_file():
+        raise ContractFileError(f"{path}: no such review file")
+    reviewed, _, _ = load_reviewed(contracts_path, path)
+    said = reviewed.provenance["review"]
+    stale, orphaned = len(said["stale"]), len(said["orphaned"])
+    more = [f"{stale} stale"] if stale else []
+    more += [f"{orphaned} for contracts no longer in the file"] if orphaned else []
+    line = f"applied {said['applied']} review decisions from {path}" + (
+        f" ({', '.join(more)})" if more else ""
+    )
+    return reviewed.model_dump(mode="json"), line
 
 
 def _choices(values: str | Sequence[str] | None, enum: type[StrEnum], option: str) -> set[str]:
