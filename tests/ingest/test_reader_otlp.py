@@ -177,7 +177,11 @@ def test_legacy_pydantic_names() -> None:
 def test_tool_name_from_span_name() -> None:
     named = span("s1", name="execute_tool lookup", gen_ai__operation__name="execute_tool")
     (got,) = read(export(named)).calls
-    assert (got["tool"], got["anomalies"]) == ("lookup", ["tool_name_from_span"])
+    # no arguments or result on the span: named from the span, and marked as not captured
+    assert (got["tool"], got["anomalies"]) == (
+        "lookup",
+        ["tool_name_from_span", "content_not_captured"],
+    )
 
 
 def chat(span_id: str, history: list[Any], answer: list[Any], start: int, **attrs: Any) -> dict:

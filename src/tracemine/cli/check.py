@@ -178,9 +178,15 @@ def render(report: CheckReport) -> None:
         f"{report.calls} calls in {runs} runs against {report.enforced} enforced contracts: "
         f"{report.violations} violations, "
         f"{report.incomplete_runs} incomplete runs, {report.quarantined} records quarantined"
-        + (" — [red]FAILED[/]" if report.failed else " — [green]ok[/]"),
+        + (" — [red]FAILED[/]" if report.failed else " — [green]ok[/]" if _checked(report)
+           else " — [yellow]nothing checked[/]"),
         markup=True,
     )
+
+
+def _checked(report: CheckReport) -> bool:
+    """Whether any contract was checked on any call (an "ok" of nothing proves nothing)."""
+    return any(c.checked for c in report.contracts) or not report.contracts
 
 
 def register(app: typer.Typer) -> None:

@@ -153,6 +153,15 @@ def render(report: IngestReport) -> None:
         records = "record" if f.units_read == 1 else "records"
         console.print(f"[bold yellow]warning:[/] {escape(f.source_file)}: no tool calls stored "
                       f"from its {f.units_read} {records} (see above)")  # fmt: skip
+    for f in report.files:
+        if f.calls_without_content:
+            console.print(
+                f"[bold yellow]warning:[/] {escape(f.source_file)}: {f.calls_without_content} "
+                f"of {f.calls} calls have no captured arguments or result (turn on content "
+                "capture: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, or SPAN_ONLY "
+                "for opentelemetry-util-genai); "
+                "mining learns nothing from them and check does not evaluate them"
+            )
     read, stored = report.total("units_read"), report.total("units_stored")
     quarantined = report.total("units_quarantined")
     console.print(

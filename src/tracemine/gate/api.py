@@ -123,14 +123,14 @@ def check(
         raise InputError(_nothing_enforced(contracts, monitor.ignored_proposed))
     cases = load_oracle(oracle) if oracle is not None else None
     report = CheckReport(traces=[str(p) for p in paths], contracts_file=str(contracts),
-                         enforced=len(monitor.contracts),
-                         notices=list(monitor.notices))  # fmt: skip
+                         enforced=len(monitor.contracts))  # fmt: skip
     summaries = {s.id: ContractSummary(tool=s.tool, contract_id=s.id, kind=s.kind,
                                        path=", ".join(p.text for p in s.paths) or "(run)")
                  for s in monitor.contracts if s.kind != "completeness"}  # fmt: skip
     plans = {tool: [s.id for s in monitor.contracts if s.tool == tool] for tool in monitor.tools}
     marked = {cid: ev for cid, ev in noise_marks(document).items() if cid in summaries}
     tools: dict[str, ToolSummary] = {}
+    uncaptured: dict[str, int] = {}  # calls whose content the trace did not record, by tool
     grouped: list[tuple[RunReplay, dict[str, Any]]] | None = [] if trials or strict else None
     for path in paths:
         traces_read = read_traces(path, format, error_pattern=error_pattern)
@@ -147,6 +147,13 @@ def check(
                 tool = tools.setdefault(outcome.tool, ToolSummary(tool=outcome.tool))
                 tool.calls += 1
                 receipt = outcome.receipt
+                if outcome.skipped is not None:
+                    # made, but what it said was not recorded: not evaluated, not violated
+                    tool.coverage["not evaluated"] = tool.coverage.get("not evaluated", 0) + 1
+                    uncaptured[outcome.tool] = uncaptured.get(outcome.tool, 0) + 1
+                    for cid in plans.get(outcome.tool, []):
+                        summaries[cid].not_evaluated += 1
+                    continue
                 if receipt is None:
                     continue
                 tool.coverage[receipt.coverage] = tool.coverage.get(receipt.coverage, 0) + 1
@@ -171,6 +178,7 @@ def check(
             for v in replayed.verdict.violations if replayed.verdict else ():
                 if v.kind == "expected_tools":  # the only run-level kind no receipt reports
                     _count(summaries, v.contract_id, f"{replayed.run_id}: {v.tool} called")
+    report.notices = [*list(monitor.notices), *_unchecked(uncaptured, summaries, plans)]
     report.calls = sum(t.calls for t in tools.values())
     report.tools = sorted(tools.values(), key=lambda t: t.tool)
     report.contracts = sorted(summaries.values(), key=lambda s: (s.tool, s.kind, s.path))
@@ -182,6 +190,27 @@ def check(
         report.trials = judge_trials(grouped or [], plans, report.contracts, strict=strict,
                                      marked=marked, measured=grouped is not None)  # fmt: skip
     return report
+
+
+def _unchecked(
+    uncaptured: dict[str, int], summaries: dict[str, ContractSummary], plans: dict[str, list[str]]
+) -> list[str]:
+    """What the replay could not judge, in words: calls whose content was not recorded,
+    and a check in which no contract was checked on any call (a pass that proves nothing)."""
+    said = []
+    if uncaptured:
+        calls = sum(uncaptured.values())
+        shown = ", ".join(f"{t} ({n})" for t, n in sorted(uncaptured.items())[:5])
+        said.append(
+            f"{calls} calls were not evaluated: the traces hold no arguments or no result for "
+            f"them (content capture off?): {shown}"
+        )
+    if summaries and not uncaptured and not any(s.checked for s in summaries.values()):
+        said.append(
+            "no contract was checked on any call: the traces hold no call of the tools the "
+            f"contracts are about ({', '.join(sorted(plans)[:5]) or 'none'})"
+        )
+    return said
 
 
 def _nothing_enforced(contracts: str | Path, proposed: int) -> str:

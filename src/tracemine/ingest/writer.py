@@ -29,7 +29,7 @@ from tracemine.ingest.report import FileReport, ProgressCallback
 from tracemine.ingest.runs import FileRuns
 from tracemine.ingest.source import BadUnit, iter_units
 from tracemine.ingest.taskkey import TaskKey
-from tracemine.model.result import DEFAULT_RULE, ErrorRule
+from tracemine.model.result import CONTENT_NOT_CAPTURED, DEFAULT_RULE, ErrorRule
 from tracemine.model.trace import CallRecord
 
 BATCH_CALLS = 20_000
@@ -182,11 +182,12 @@ class FileWriter(FileRuns):
         if self.flattener is not None:
             self.flattener.close()
             self.flattener = None
-        report.calls, report.calls_missing_result = store.fetch_one(
+        report.calls, report.calls_missing_result, report.calls_without_content = store.fetch_one(
             self.con,
-            "SELECT count(*), count(*) FILTER (status = 'missing') FROM calls WHERE ingest_id = ?",
-            [self.ingest_id],
-        ) or (0, 0)
+            "SELECT count(*), count(*) FILTER (status = 'missing'), "
+            "count(*) FILTER (list_contains(anomalies, ?)) FROM calls WHERE ingest_id = ?",
+            [CONTENT_NOT_CAPTURED, self.ingest_id],
+        ) or (0, 0, 0)
         if progress:
             progress(self.reader.source_file, size, size)
         return report

@@ -30,6 +30,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+CONTENT_NOT_CAPTURED = "content_not_captured"
+"""The anomaly of a call whose arguments or result the trace did not record (OTel content
+capture off, OpenInference inputs or outputs hidden): nothing can be judged of it, so
+``check`` counts it as not evaluated rather than as a violation."""
+
 NOTE_MARK = "[tracemine] "
 """How the monitor's notes begin; a line starting with it starts a trailer."""
 MAX_PARSED_CHARS = 1 << 24

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracemine.model.result import CONTENT_NOT_CAPTURED
 from tracemine.monitor._monitor import Monitor
 from tracemine.monitor._receipt import Receipt, RunVerdict
 
@@ -14,7 +15,8 @@ from tracemine.monitor._receipt import Receipt, RunVerdict
 @dataclass(slots=True)
 class CallOutcome:
     """One replayed call: where it was in its run and its receipt (``None`` when the call
-    had no result to check)."""
+    had no result to check; ``skipped`` then says why, when the call was made but the
+    trace did not record what it said)."""
 
     run_id: str
     seq: int
@@ -23,6 +25,7 @@ class CallOutcome:
     status: str | None
     receipt: Receipt | None
     arguments: Any = None
+    skipped: str | None = None
 
 
 @dataclass(slots=True)
@@ -63,16 +66,19 @@ def replay(
         for position, (_, call) in enumerate(ordered):
             tool, status = str(call.get("tool")), call.get("status")
             cid = run.record_call(call.get("call_id"), tool, call.get("arguments"))
-            receipt = None
-            if status != "missing":
+            receipt, skipped = None, None
+            if CONTENT_NOT_CAPTURED in (call.get("anomalies") or ()):
+                skipped = "content not captured"  # nothing said, nothing to judge
+                # it was answered, though: its run is not incomplete for want of it
+                run.record_result(call.get("result_call_id") or cid, call.get("result"), status)
+            elif status != "missing":
                 answered = call.get("result_call_id") or cid
                 receipt = monitor.check(tool, call.get("arguments"), call.get("result"),
                                         call_id=answered, run=run, status=status)  # fmt: skip
             seq = call["seq"] if isinstance(call.get("seq"), int) else position
             out.calls.append(
-                CallOutcome(
-                    run_id, seq, tool, call.get("call_id"), status, receipt, call.get("arguments")
-                )
+                CallOutcome(run_id, seq, tool, call.get("call_id"), status, receipt,
+                            call.get("arguments"), skipped)  # fmt: skip
             )
         out.verdict = monitor.finalize(run)
         replays.append(out)

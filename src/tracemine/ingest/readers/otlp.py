@@ -72,6 +72,7 @@ from tracemine.ingest.readers.base import (
     parse_result_text,
     parse_time,
 )
+from tracemine.model.result import CONTENT_NOT_CAPTURED
 
 _VALUE_KEYS = {
     "string_value": "stringValue", "int_value": "intValue", "double_value": "doubleValue",
@@ -268,10 +269,15 @@ class OtlpReader(Reader):
         else:
             arguments_raw, arguments, args_error = parse_arguments(raw_args)
         result = _first(attrs, "gen_ai.tool.call.result", "tool_response", "output.value")
+        status, error_type, error_message = _status(span, attrs)
+        if raw_args is None or (result is None and status == "ok"):
+            # content capture off (GenAI: opt-in; OpenInference: hidden inputs/outputs): the
+            # call happened, what it said was not recorded, so nothing can be judged of it.
+            # A failed call without a result is what it is: its status is still judged
+            anomalies = [*anomalies, CONTENT_NOT_CAPTURED]
         result_text = result if isinstance(result, str) else None
         if result_text is not None:
             result = parse_result_text(result_text)
-        status, error_type, error_message = _status(span, attrs)
         start = as_int(span.get("startTimeUnixNano", span.get("start_time_unix_nano")))
         end = as_int(span.get("endTimeUnixNano", span.get("end_time_unix_nano")))
         # an MCP tools/call span without a model call id still has its JSON-RPC id
