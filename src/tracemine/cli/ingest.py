@@ -162,6 +162,13 @@ def render(report: IngestReport) -> None:
                 "for opentelemetry-util-genai); "
                 "mining learns nothing from them and check does not evaluate them"
             )
+    for f in report.files:
+        if f.stopped:
+            # a file cut short (a download or a copy that did not finish) is read up to the
+            # cut: what came before is kept, and the loss is said where it is seen
+            console.print(f"[bold yellow]warning:[/] {escape(f.source_file)}: not read to its "
+                          f"end: {escape(f.stopped)}; the records before it are kept, the "
+                          "rest is quarantined as one record")  # fmt: skip
     read, stored = report.total("units_read"), report.total("units_stored")
     quarantined = report.total("units_quarantined")
     console.print(

@@ -4,14 +4,14 @@ Memory stays flat for JSONL and for arrays, however large the file."""
 
 from __future__ import annotations
 
-import gzip
+import codecs
 import hashlib
 import io
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 import ijson
 
@@ -29,35 +29,198 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 @dataclass(slots=True)
 class BadUnit:
-    """A unit that could not be parsed; it goes to quarantine whole."""
+    """A unit that could not be parsed; it goes to quarantine whole. ``stops``: the file
+    is read no further (cut short, corrupt, past a limit), which its report says."""
 
     reason: str
     raw: Any
+    stops: bool = False
+
+
+class _Inflater:
+    """A gzip file's bytes, decompressed a compressed chunk at a time, members one after
+    another (as ``cat a.gz b.gz`` makes them). :class:`gzip.GzipFile` raises where the
+    stream is cut and drops what it had decompressed for the read in progress (up to the
+    megabyte the stream above asked for, or all of it when that was the first read): here
+    every byte before the cut is handed on, and the cut is noted in ``cut_at`` and read
+    as the end of the file, so the lines before it are stored and the incomplete last one
+    is quarantined as what it is. A corrupt byte is raised only once what came before it
+    was handed on."""
+
+    _CHUNK = 1 << 16  # compressed bytes read at a time
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.zlib = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip header and trailer
+        self.input = b""  # compressed bytes read and not yet given to zlib
+        self.started = False  # whether the current member has had a byte
+        self.cut_at: int | None = None  # compressed size of a stream that ends too soon
+        self.error: BaseException | None = None  # raised on the read after its bytes
+
+    def read(self, size: int) -> bytes:
+        """Up to ``size`` decompressed bytes; b"" at the end, or at a cut."""
+        if self.error is not None:
+            raise self.error
+        while True:
+            if not self.input:
+                self.input = self.raw.read(self._CHUNK)
+                if not self.input:
+                    if not self.started:
+                        return b""
+                    # zlib may still hold output of input it took, past the last ``size``
+                    if out := self._inflate(size):
+                        return out
+                    if self.started:
+                        self.cut_at = self.raw.tell()
+                    return b""
+            if not self.started:
+                # between members, gzip allows zero bytes of padding
+                self.input = self.input.lstrip(b"\0")
+                if not self.input:
+                    continue
+                if self.zlib.eof:
+                    self.zlib = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+                self.started = True
+            if out := self._inflate(size):
+                return out
+
+    def _inflate(self, size: int) -> bytes:
+        """Up to ``size`` bytes out of ``self.input``."""
+        before = self.zlib.copy()
+        try:
+            out = self.zlib.decompress(self.input, size)
+        except zlib.error as exc:
+            out = self._before_error(before, size)
+            if not out:
+                raise
+            self.error, self.input = exc, b""
+            return out
+        self.input = self.zlib.unconsumed_tail
+        if self.zlib.eof:
+            self.input, self.started = self.zlib.unused_data, False
+        return out
+
+    def _before_error(self, zobj: Any, size: int) -> bytes:
+        """What ``zobj`` decompresses of ``self.input`` before the byte it fails on: fed a
+        little at a time, so at most a few records around the corrupt byte are lost."""
+        out = bytearray()
+        data = self.input
+        for start in range(0, len(data), 256):
+            try:
+                out += zobj.decompress(data[start : start + 256], size - len(out))
+            except zlib.error:
+                break
+            if len(out) >= size or zobj.eof:
+                break
+        return bytes(out)
+
+
+# byte order marks, longest first (a UTF-32-LE one starts as a UTF-16-LE one does)
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+# the first four bytes of a JSON text, 0 for a zero byte, without a BOM
+_ZEROS = {"000x": "utf-32-be", "x000": "utf-32-le", "0x0x": "utf-16-be", "x0x0": "utf-16-le"}
+
+
+def _encoding(head: bytes) -> tuple[str, int]:
+    """The text encoding of a file that starts with ``head`` (up to 4 bytes) and how many
+    bytes of BOM to skip. Without a BOM, the zero bytes around the first character, ASCII
+    in any JSON text (RFC 4627 §3), tell UTF-16 and UTF-32 apart from UTF-8."""
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name, len(bom)
+    zeros = "".join("0" if byte == 0 else "x" for byte in head)
+    if found := _ZEROS.get(zeros):
+        return found, 0
+    return "utf-8", 0
 
 
 class _Counted(io.RawIOBase):
-    """A file's bytes as read (decompressed, for gzip), counted chunk by chunk: the gzip
-    expansion ratio is checked here, once a chunk, so a bomb stops while it streams, and
-    no line or record is ever looked at for it."""
+    """A file's bytes as read (decompressed, for gzip; as UTF-8, for a file saved as
+    UTF-16 or UTF-32), counted chunk by chunk: the gzip expansion ratio is checked here,
+    once a chunk, so a bomb stops while it streams, and no line or record is ever looked
+    at for it. A byte order mark is taken off here too (a UTF-16 file read as bytes splits
+    at every other byte, and its lines are garbage)."""
 
     def __init__(self, path: Path, limits: Limits) -> None:
         # unbuffered: the stream above buffers, and ``tell`` is what was read
         self.raw: IO[bytes] = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by close)
         self.gzip = self.raw.read(2) == _GZIP_MAGIC
         self.raw.seek(0)
-        self.inner: IO[bytes] = (
-            cast(IO[bytes], gzip.GzipFile(fileobj=self.raw, mode="rb")) if self.gzip else self.raw
-        )
+        self.inflater = _Inflater(self.raw) if self.gzip else None
         self.limits = limits
         self.given = 0  # bytes handed on (decompressed)
         self.unit_cap: int | None = None  # most bytes from ``mark`` on (one record)
         self.mark = 0
+        self.pending = b""  # bytes read ahead (the BOM probe) or decoded, not yet handed on
+        self.decoder: codecs.IncrementalDecoder | None = None
+        self.encoding = "utf-8"
+        self.probed = False  # on the first read: what opening raises, reading raises
+
+    @property
+    def cut_at(self) -> int | None:
+        """Compressed size of a gzip stream that ends before its end, else None."""
+        return self.inflater.cut_at if self.inflater is not None else None
+
+    def _probe_encoding(self) -> None:
+        head = b""
+        while len(head) < 4 and (more := self._read(4 - len(head))):
+            head += more
+        self.encoding, skip = _encoding(head)
+        head = head[skip:]
+        if self.encoding == "utf-8":
+            self.pending = head
+        else:
+            # lone surrogates pass through, to be refused as the line's invalid UTF-8
+            self.decoder = codecs.getincrementaldecoder(self.encoding)("surrogatepass")
+            self.pending = self._decoded(head, final=False)
+
+    def _decoded(self, data: bytes, final: bool) -> bytes:
+        assert self.decoder is not None
+        try:
+            text = self.decoder.decode(data, final=final)
+        except UnicodeDecodeError:  # an odd byte at the end: a cut character, kept as one
+            text = "\ufffd"
+        return text.encode("utf-8", "surrogatepass")
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
-        n = self.inner.readinto(buffer)  # type: ignore[attr-defined]
+        if not self.probed:
+            self.probed = True
+            self._probe_encoding()
+        if not self.pending and self.decoder is not None:
+            while not self.pending:
+                data = self._read(max(len(buffer) // 2, 4))
+                self.pending = self._decoded(data, final=not data)
+                if not data:
+                    break
+        if self.pending:
+            n = min(len(buffer), len(self.pending))
+            buffer[:n] = self.pending[:n]
+            self.pending = self.pending[n:]
+            return n
+        if self.inflater is None:  # plain UTF-8, the common case: no copy
+            return self._counted(int(self.raw.readinto(buffer) or 0))  # type: ignore[attr-defined]
+        out = self._read(len(buffer))
+        buffer[: len(out)] = out
+        return len(out)
+
+    def _read(self, size: int) -> bytes:
+        """Up to ``size`` bytes of the file, decompressed, counted."""
+        source = self.inflater or self.raw
+        out = source.read(size) or b""
+        self._counted(len(out))
+        return out
+
+    def _counted(self, n: int) -> int:
         if n:
             self.given += n
             if self.gzip and self.given > self.limits.gzip_ratio_after:
@@ -74,7 +237,7 @@ class _Counted(io.RawIOBase):
                     f"a record over the {cap}-byte limit (--max-record-bytes): "
                     "the rest of the file is not read"
                 )
-        return int(n or 0)
+        return n
 
     def position(self) -> int:
         """Bytes of the file read so far (compressed ones, for gzip)."""
@@ -85,10 +248,8 @@ class _Counted(io.RawIOBase):
 
     def close(self) -> None:
         try:
-            if self.inner is not self.raw:
-                self.inner.close()
-        finally:
             self.raw.close()
+        finally:
             super().close()
 
 
@@ -111,12 +272,25 @@ _BROKEN = (OSError, EOFError, zlib.error)
 def _broken(exc: BaseException, handle: _Stream, after: str) -> BadUnit:
     """The one quarantine row of a file that cannot be read past some point."""
     if isinstance(exc, LimitExceeded):
-        return BadUnit(f"{exc} (after {after})", b"")
+        return BadUnit(f"{exc} (after {after})", b"", stops=True)
     where = "compressed byte" if handle.raw.gzip else "byte"
     return BadUnit(
         f"file is truncated or corrupt near {where} {handle.raw.position()} (after {after}): "
         f"{type(exc).__name__}: {exc}",
         b"",
+        stops=True,
+    )
+
+
+def _cut(cut_at: int, after: str, raw: Any = b"") -> BadUnit:
+    """The one quarantine row of a gzip file cut short at compressed byte ``cut_at``:
+    what its stream held before the cut is read, ``raw`` is the incomplete record the cut
+    ends in (if any)."""
+    return BadUnit(
+        f"file cut: the gzip stream ends before its end (truncated at byte {cut_at}, "
+        f"after {after})",
+        raw,
+        stops=True,
     )
 
 
@@ -138,6 +312,8 @@ def layout(path: Path, limits: Limits = DEFAULT) -> str:
     with open_binary(path, limits) as handle:
         try:
             first = handle.readline(_probe_bytes(limits) + 1)
+            if handle.raw.cut_at is not None and first[-1:] != b"\n":
+                return "jsonl"  # cut inside the first line: quarantined as lines are
             stripped = first.strip()
             if stripped[:1] == b"[" and stripped[-1:] == b"]" and _only_blank_after(handle):
                 return "array"
@@ -235,6 +411,11 @@ def _iter_jsonl(path: Path, progress: Progress | None, limits: Limits) -> Iterat
                         ),
                     )
                     continue
+                if raw[-1:] != b"\n" and (cut_at := handle.raw.cut_at) is not None:
+                    # the stream ends inside this line (or, empty, just after the last):
+                    # whatever it holds is a part of a record, never a record
+                    yield line_no + 1, _cut(cut_at, f"line {line_no}", raw[:EXCERPT_CHARS])
+                    return
                 if not raw:
                     return
                 line_no += 1
@@ -305,6 +486,9 @@ def _iter_array(path: Path, limits: Limits, skip: int | None = None) -> Iterator
             if "integer overflow" in str(exc) and skip is None:
                 yield from _iter_array(path, limits, skip=position)
                 return
+            if (cut_at := handle.raw.cut_at) is not None:
+                yield position + 1, _cut(cut_at, f"element {position}")
+                return
             reason = f"JSON array is truncated or invalid after element {position}: {exc}"
             yield position + 1, BadUnit(reason, "")
 
@@ -326,6 +510,10 @@ def _iter_document(path: Path, limits: Limits) -> Iterator[tuple[int, Any]]:
         except (*_BROKEN, LimitExceeded) as exc:
             yield 1, _broken(exc, handle, "the start of the document")
             return
+        cut_at = handle.raw.cut_at
+    if cut_at is not None:  # the documents before the cut, and the cut
+        yield from _iter_documents(raw, "", cut_at)
+        return
     unit = _parsed(raw)
     if isinstance(unit, BadUnit) and unit.reason.startswith("invalid JSON:"):
         # documents one after another, as a console exporter prints them, or one broken
@@ -337,17 +525,26 @@ def _iter_document(path: Path, limits: Limits) -> Iterator[tuple[int, Any]]:
     yield 1, unit
 
 
-def _iter_documents(raw: bytes, invalid: str) -> Iterator[tuple[int, Any]]:
+def _iter_documents(
+    raw: bytes, invalid: str, cut_at: int | None = None
+) -> Iterator[tuple[int, Any]]:
     """JSON documents one after another (what OpenTelemetry's ``ConsoleSpanExporter``
     prints: a pretty-printed object a span), numbered from 1; ``invalid`` is the reason
-    given when not even the first is whole."""
+    given when not even the first is whole. ``cut_at``: ``raw`` is what a gzip stream cut
+    at that byte held, and the document the cut falls in is quarantined as cut."""
     position = 0
     try:
         documents = ijson.items(io.BytesIO(raw), "", multiple_values=True, use_float=True)
         for position, document in enumerate(documents, 1):
             yield position, document
     except (ijson.JSONError, ValueError, RecursionError) as exc:
-        if position == 0:
+        if cut_at is None and position == 0:
             yield 1, BadUnit(invalid, excerpt(raw))
-        else:
+        elif cut_at is None:
             yield position + 1, BadUnit(f"JSON document {position + 1} is invalid: {exc}", "")
+        else:
+            after = f"document {position}" if position else "the start of the document"
+            yield position + 1, _cut(cut_at, after, "" if position else excerpt(raw))
+        return
+    if cut_at is not None:
+        yield position + 1, _cut(cut_at, f"document {position}")

@@ -154,6 +154,8 @@ class FileWriter(FileRuns):
             if isinstance(unit, BadUnit):
                 self._quarantine(position, None, "unit", unit.reason, excerpt(unit.raw))
                 quarantined += 1
+                if unit.stops:
+                    report.stopped = unit.reason
                 continue
             try:
                 feed(unit, position, sink)
