@@ -94,6 +94,14 @@ def test_a_server_that_answers_garbage_is_not_a_scheduler(tmp_path: Path, server
     assert f"{server}: what answers is not a Dask scheduler" in line
 
 
+@pytest.mark.parametrize("address", ["", "  "])
+def test_an_empty_address_is_refused_not_mined_locally(tmp_path: Path, address: str) -> None:
+    # ``--scheduler "$DASK_SCHEDULER"`` with the variable unset
+    line = _one_line(_mine("--scheduler", address, cwd=tmp_path))
+    assert "--scheduler is empty" in line and "tcp://host:8786" in line
+    assert not (tmp_path / "work").exists()
+
+
 def test_a_time_limit_of_zero_is_refused(tmp_path: Path) -> None:
     line = _one_line(_mine("--scheduler", "tcp://127.0.0.1:1", "--join-timeout", "0",
                            cwd=tmp_path))  # fmt: skip

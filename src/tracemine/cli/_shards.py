@@ -60,6 +60,10 @@ WorkerMemoryOption = Annotated[
 
 def check_sharded(sources: list[str] | None, workers: int | None, scheduler: str | None) -> bool:
     """Whether this mine is spread over workers; a half-given one is a mistake."""
+    if scheduler is not None and not scheduler.strip():
+        # an unset variable in ``--scheduler "$DASK_SCHEDULER"``: never a local mine instead
+        _fail("--scheduler is empty: give the scheduler's address (tcp://host:8786), or "
+              "--workers N for a local cluster")  # fmt: skip
     cluster = workers is not None or scheduler is not None
     with_traces = bool(sources)
     if cluster and not with_traces:

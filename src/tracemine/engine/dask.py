@@ -13,13 +13,18 @@ A task whose worker dies is run again on another; a shard whose task fails twice
 worker died twice, or it raised twice) fails the job with :class:`ShardFailed`, which
 names the shard. In a cluster started here a task is retried once after its worker died
 (``distributed.scheduler.allowed-failures = 1``), and samples for the dashboard less often
-(:data:`QUIET`); a cluster joined keeps its own settings.
+(:data:`QUIET`); a cluster joined keeps its own settings. Dask reruns a task, but not what
+the client sends or fetches: a worker that dies while a pass's shared arguments are
+scattered to it fails the scatter, and one that held the only copy of them takes the
+pass's unfinished tasks with it (Dask cancels them: scattered data cannot be computed
+again). Either starts the pass again for the shards not done (:data:`LOST_TRIES`).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -47,6 +52,12 @@ tasks and the dashboard's samples of CPU, memory and the event loop, which every
 of the cluster takes tens of times a second (about 0.06 CPU-s a second for two workers,
 5 % of a mine's CPU at 1M calls). The memory limits are watched as often as before."""
 """A local cluster whose worker dies while it starts is started again, this many times in all."""
+LOST_TRIES = 3
+"""A pass the cluster loses part of (a worker died while the shared arguments were sent to
+it, or with the only copy of them, or before a result was fetched) is started again for
+the shards not done, this many tries in all, :data:`LOST_PAUSE` seconds times the try
+apart: time for the scheduler to drop the dead worker and its nanny to start another."""
+LOST_PAUSE = 0.5
 
 
 def require() -> Any:
@@ -159,15 +170,18 @@ def _version() -> str:
     return tracemine.__version__
 
 
-class _Box:
-    """One object scattered whole (Dask would scatter a list or a dict item by item)."""
+class _Lost(Exception):
+    """The cluster lost part of a pass (not a task's own failure): ``index`` is the first
+    call not done, ``why`` what was lost."""
 
-    def __init__(self, value: Any) -> None:
-        self.value = value
+    def __init__(self, index: int, why: str) -> None:
+        super().__init__(why)
+        self.index = index
+        self.why = why
 
 
-def _unboxed(function: Callable[..., Any], *args: Any) -> Any:
-    return function(*(a.value if isinstance(a, _Box) else a for a in args))
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 class DaskEngine:
@@ -184,41 +198,80 @@ class DaskEngine:
     def run(self, label: str, function: Callable[..., T], calls: Sequence[tuple[str, tuple]],
             shared: Sequence[Any] = ()) -> list[T]:  # fmt: skip
         """``function(*shared, *args)`` for each ``(name, args)`` of ``calls``, in order;
-        ``shared`` arguments are sent to the workers once."""
+        ``shared`` arguments are sent to the workers once a try. A try the cluster loses
+        part of is made again for the calls not done, up to :data:`LOST_TRIES` in all;
+        their results are fetched as they finish, so a worker that dies later takes none
+        of them."""
+        results: dict[int, T] = {}
+        if self.progress:
+            self.progress(label, 0, len(calls))
+        for attempt in range(1, LOST_TRIES + 1):
+            try:
+                self._try(label, function, calls, shared, results)
+            except _Lost as lost:
+                if attempt == LOST_TRIES:
+                    name = calls[lost.index][0]
+                    left = len(calls) - len(results) - 1
+                    more = f" (and {left} more shards)" if left > 0 else ""
+                    raise ShardFailed(
+                        f"{label} of {name}{more} was lost by the cluster {LOST_TRIES} times "
+                        f"(its workers died: {lost.why}); nothing was written"
+                    ) from None
+                time.sleep(LOST_PAUSE * attempt)
+                continue
+            return [results[n] for n in range(len(calls))]
+        raise AssertionError("unreachable")
+
+    def _try(self, label: str, function: Callable[..., T], calls: Sequence[tuple[str, tuple]],
+             shared: Sequence[Any], results: dict[int, T]) -> None:  # fmt: skip
+        """One try of :meth:`run` for the calls without a result in ``results``, which it
+        fills; :class:`_Lost` when the cluster loses part of it."""
         distributed = require()
-        sent = [self.client.scatter(_Box(v), broadcast=True, hash=False) for v in shared]
         tag = f"tracemine-{label.replace(' ', '-')}-{uuid.uuid4().hex[:8]}"
+        todo = [n for n in range(len(calls)) if n not in results]
+        # keys of the client's choosing: a dict is scattered item by item, each value whole
+        keys = [f"{tag}-shared{i}" for i in range(len(shared))]
+        try:
+            scattered = (
+                self.client.scatter(dict(zip(keys, shared, strict=True)), broadcast=True)
+                if shared
+                else {}  # Dask refuses to scatter nothing
+            )
+        except (OSError, TimeoutError) as exc:  # CommClosedError: a worker died as it received
+            raise _Lost(todo[0], f"scatter: {_first_line(exc)}") from None
+        sent = [scattered[k] for k in keys]
         # no more tasks in flight than the cluster has threads: with a free thread for each,
         # the scheduler gives a worker only the shard it runs, so when it dies no shard that
         # merely waited on it is counted as having killed it (Dask counts every task a dead
         # worker was given). Threads that join later are not used until the next pass.
         slots = self.slots()
         futures: list[Any] = []
-        names: dict[str, str] = {}
+        index: dict[str, int] = {}
 
         def start() -> Any:
-            n = len(futures)
-            name, args = calls[n]
-            future = self.client.submit(_unboxed, function, *sent, *args, key=f"{tag}-{n}",
+            n = todo[len(futures)]
+            future = self.client.submit(function, *sent, *calls[n][1], key=f"{tag}-{n}",
                                         retries=RETRIES, pure=False)  # fmt: skip
             futures.append(future)
-            names[future.key] = name
+            index[future.key] = n
             return future
 
-        done = 0
-        if self.progress:
-            self.progress(label, 0, len(calls))
         try:
-            running = distributed.as_completed([start() for _ in range(min(slots, len(calls)))])
+            running = distributed.as_completed([start() for _ in range(min(slots, len(todo)))])
             for future in running:
+                n = index[future.key]
+                if future.status == "cancelled":  # its shared arguments went with a worker
+                    raise _Lost(n, "the only copy of the pass's arguments was lost")
                 if future.status != "finished":
-                    self._fail(label, names[future.key], future)
-                done += 1
+                    self._fail(label, calls[n][0], future)
+                try:
+                    results[n] = future.result()
+                except (OSError, TimeoutError, distributed.CancelledError) as exc:
+                    raise _Lost(n, f"fetching the result: {_first_line(exc)}") from None
                 if self.progress:
-                    self.progress(label, done, len(calls))
-                if len(futures) < len(calls):
+                    self.progress(label, len(results), len(calls))
+                if len(futures) < len(todo):
                     running.add(start())
-            return [f.result() for f in futures]
         finally:
             for future in futures:
                 future.cancel()
