@@ -32,7 +32,9 @@ def test_a_pass_lost_every_try_stops_the_job_naming_it(tmp_path: Path) -> None:
     tally = tmp_path / "kills"
     with cluster(2, dashboard=False) as started:
         started.client.register_plugin(KillOnReceive("tracemine-nominal-calls-", tally, 99))
-        with pytest.raises(ShardFailed, match=r"nominal calls of .* was lost by the cluster 3 times"):
+        with pytest.raises(
+            ShardFailed, match=r"nominal calls of .* was lost by the cluster 3 times"
+        ):
             mine_sharded([str(f) for f in files], work=tmp_path / "work", client=started.client)
     assert int(tally.read_text()) >= 3
     assert not (tmp_path / "work" / "contracts.json").exists()

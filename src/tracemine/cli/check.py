@@ -178,8 +178,13 @@ def render(report: CheckReport) -> None:
         f"{report.calls} calls in {runs} runs against {report.enforced} enforced contracts: "
         f"{report.violations} violations, "
         f"{report.incomplete_runs} incomplete runs, {report.quarantined} records quarantined"
-        + (" — [red]FAILED[/]" if report.failed else " — [green]ok[/]" if _checked(report)
-           else " — [yellow]nothing checked[/]"),
+        + (
+            " — [red]FAILED[/]"
+            if report.failed
+            else " — [green]ok[/]"
+            if _checked(report)
+            else " — [yellow]nothing checked[/]"
+        ),
         markup=True,
     )
 

@@ -22,12 +22,14 @@ class FileReport(BaseModel):
     calls: int = 0
     calls_missing_result: int = 0
     calls_without_content: int = Field(
-        0, description="calls whose arguments or result the trace did not record (OTel "
+        0,
+        description="calls whose arguments or result the trace did not record (OTel "
         "content capture off, OpenInference inputs or outputs hidden)",
     )
     runs_without_task: int = 0
     stopped: str = Field(
-        "", description="why and where the file was not read to its end (a gzip stream cut "
+        "",
+        description="why and where the file was not read to its end (a gzip stream cut "
         "short or corrupt, a gzip bomb, a record past a limit), as quarantined; what came "
         "before it is stored. Empty when the file was read whole",
     )

@@ -76,10 +76,9 @@ def replay(
                 receipt = monitor.check(tool, call.get("arguments"), call.get("result"),
                                         call_id=answered, run=run, status=status)  # fmt: skip
             seq = call["seq"] if isinstance(call.get("seq"), int) else position
-            out.calls.append(
-                CallOutcome(run_id, seq, tool, call.get("call_id"), status, receipt,
-                            call.get("arguments"), skipped)  # fmt: skip
-            )
+            outcome = CallOutcome(run_id, seq, tool, call.get("call_id"), status, receipt,
+                                  call.get("arguments"), skipped)  # fmt: skip
+            out.calls.append(outcome)
         out.verdict = monitor.finalize(run)
         replays.append(out)
     return replays
