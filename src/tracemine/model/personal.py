@@ -140,6 +140,8 @@ def personal_kind(value: object) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int | str):
         return None
     if isinstance(value, int):
+        if value.bit_length() > 80:  # past 24 digits: no card, phone or id number is this long
+            return None  # (and str() of a 5000-digit integer raises)
         return _number_kind(str(abs(value)), bare=True)
     text = value.strip()
     if not text or len(text) > MAX_TEXT:

@@ -340,7 +340,10 @@ class Monitor:
         for index, item in found or ():
             compiled = plan.calls[index][3]
             if isinstance(item, Fail):
-                violation = _violation(compiled, item, args, result, call_id)
+                try:
+                    violation = _violation(compiled, item, args, result, call_id)
+                except Exception as exc:  # the contract failed; only saying how did not work
+                    violation = _bare_violation(compiled, item, call_id, exc)
                 violations = [*violations, violation] if violations else [violation]
             else:
                 reason = _failure(item)
@@ -456,6 +459,15 @@ def _violation(compiled: Compiled, fail: Fail, args: Any, result: Any, call_id: 
         if spec.kind == "type":
             observed += f" ({json_type(fail.observed)})"
     return Violation(spec.id, spec.kind, spec.tool, where, compiled.expected, observed,
+                     _str(call_id))  # fmt: skip
+
+
+def _bare_violation(compiled: Compiled, fail: Fail, call_id: Any, exc: Exception) -> Violation:
+    """A violation whose value or place could not be rendered: still reported, with the
+    path as written, so that one odd value never hides that its contract failed."""
+    spec = compiled.spec
+    observed = f"<a {type(fail.observed).__name__} that could not be shown: {type(exc).__name__}>"
+    return Violation(spec.id, spec.kind, spec.tool, fail.path.text, compiled.expected, observed,
                      _str(call_id))  # fmt: skip
 
 
