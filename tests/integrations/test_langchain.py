@@ -111,3 +111,33 @@ def test_a_tool_error_message_is_checked_as_a_tool_error(monitor: Monitor) -> No
                              status="tool_error")  # fmt: skip
     assert wrapped.last_receipt == expected
     assert expected != monitor.check("get_order", ARGS, message.content, call_id="call_1")
+
+
+def test_a_tool_that_raises_leaves_no_receipt_of_the_call_before(monitor: Monitor) -> None:
+    answers: list[Any] = [GOOD]
+
+    @tool
+    def get_order(order_id: str) -> str:
+        """Look up an order by its id."""
+        if not answers:
+            raise LookupError(order_id)
+        return json.dumps(answers.pop())
+
+    wrapped = MonitoredTool(get_order, monitor)
+    wrapped.invoke(call("call_1"))
+    assert wrapped.last_receipt is not None and wrapped.last_receipt.call_id == "call_1"
+    with pytest.raises(LookupError):
+        wrapped.invoke(call("call_2"))
+    assert wrapped.last_receipt is None
+
+
+def test_wrapping_a_tool_the_contracts_say_nothing_about_warns(monitor: Monitor) -> None:
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        return "sent"
+
+    with pytest.warns(UserWarning, match=r"none for tool 'send_email'.*get_order"):
+        wrapped = MonitoredTool(send_email, monitor)
+    pass_through = wrapped.invoke({"to": "a@example.com"})  # the receipt says it too
+    assert pass_through == "sent" and wrapped.last_receipt.coverage == "unknown"

@@ -60,7 +60,8 @@ def test_a_genai_tool_span_gets_the_verdict_monitor_check_gives(
                                         **receipt_attributes(expected)}  # fmt: skip
     assert receipt.attributes["tracemine.ok"] is (result is GOOD)
     assert processor.counts == {"tool_spans": 1, "evaluated": 1, "not_evaluated": 0,
-                                "violated": int(result is BAD), "errors": 0}  # fmt: skip
+                                "no_contracts": 0, "violated": int(result is BAD),
+                                "errors": 0}  # fmt: skip
 
 
 def test_the_receipt_names_the_violated_contracts_and_the_note(monitor: Monitor,
@@ -159,3 +160,18 @@ def test_a_failure_inside_the_processor_never_reaches_the_pipeline(
     genai_call(provider, ARGS, BAD)
     assert [s.name for s in exporter.get_finished_spans()] == ["execute_tool get_order"]
     assert processor.counts["errors"] == 1
+
+
+def test_a_tool_with_no_contracts_is_counted_apart_not_as_evaluated(
+    monitor: Monitor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CAPTURE, "SPAN_ONLY")
+    provider, exporter, processor = pipeline(monitor)
+    with TelemetryHandler(tracer_provider=provider).tool("send_email") as invocation:
+        invocation.arguments = {"to": "a@example.com"}
+        invocation.tool_result = {"sent": True}
+    ((_, receipt),) = receipts(exporter)
+    assert receipt.attributes["tracemine.evaluated"] is False
+    assert "none for this tool" in receipt.attributes["tracemine.reason"]
+    assert "tracemine.ok" not in receipt.attributes  # neither passed nor failed
+    assert (processor.counts["no_contracts"], processor.counts["evaluated"]) == (1, 0)

@@ -10,12 +10,14 @@ violated (``receipt.annotate``; a list of content blocks gets the note as one mo
 block). The content is otherwise as the tool made it, the artifact, status and ids are
 untouched, and the note is a trailer every reader of results cuts off. A call made with
 plain arguments returns the tool's output unchanged. Either way the receipt is
-``last_receipt`` and goes to ``on_receipt``. A tool that raises raises as before.
+``last_receipt`` and goes to ``on_receipt``. A tool that raises raises as before, and
+leaves ``last_receipt`` None. Wrapping a tool the contracts say nothing about warns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from tracemine.integrations._common import RunSource, current_run, missing
@@ -62,6 +64,15 @@ class MonitoredTool(BaseTool):
             return_direct=tool.return_direct, response_format=tool.response_format,
             tool=tool, monitor=monitor, agent_run=agent_run, on_receipt=on_receipt,
         )  # fmt: skip
+        if tool.name not in monitor.tools:
+            # said where the tool is wrapped: otherwise every call passes, coverage 'unknown'
+            warnings.warn(
+                f"MonitoredTool: the contracts hold none for tool {tool.name!r}: its results "
+                "are not checked (receipts say coverage 'unknown'); contracts are for "
+                f"{_names(monitor.tools)}",
+                UserWarning,
+                stacklevel=2,
+            )
 
     @property
     def last_receipt(self) -> Receipt | None:
@@ -70,11 +81,13 @@ class MonitoredTool(BaseTool):
 
     def run(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
         """The wrapped tool's ``run`` (which ``invoke`` calls), its result checked."""
+        self._last = None  # a tool that raises leaves no receipt, not the previous call's
         output = self.tool.run(tool_input, *args, **kwargs)
         return self._checked(tool_input, output, kwargs.get("tool_call_id"))
 
     async def arun(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
         """The wrapped tool's ``arun`` (which ``ainvoke`` calls), its result checked."""
+        self._last = None
         output = await self.tool.arun(tool_input, *args, **kwargs)
         return self._checked(tool_input, output, kwargs.get("tool_call_id"))
 
@@ -99,6 +112,12 @@ class MonitoredTool(BaseTool):
             return message.model_copy(update={"content": _annotated(message.content, receipt)})
         except Exception:  # advisory: the tool's result goes back whatever the monitor did
             return output
+
+
+def _names(tools: Iterable[str]) -> str:
+    names = sorted(tools)
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return shown or "no tool"
 
 
 def _text(content: Any) -> Any:

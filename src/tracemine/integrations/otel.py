@@ -75,7 +75,9 @@ class MonitorSpanProcessor(SpanProcessor):
     ``tracer_provider``: where the receipt spans are made — the provider this processor is
     registered on (the global one when not given, as OpenTelemetry instrumentations do).
     ``counts`` says how many tool spans were seen, evaluated, not evaluated (arguments or
-    result not captured), violated, and how many could not be handled (``errors``).
+    result not captured), of tools the contracts say nothing about (``no_contracts``:
+    neither evaluated nor passed), violated, and how many could not be handled
+    (``errors``).
 
     >>> processor = MonitorSpanProcessor(monitor, tracer_provider=provider)  # doctest: +SKIP
     >>> provider.add_span_processor(processor)  # doctest: +SKIP
@@ -86,8 +88,8 @@ class MonitorSpanProcessor(SpanProcessor):
         self._provider = tracer_provider
         self._tracer: Any = None
         self._lock = threading.Lock()
-        self.counts = {"tool_spans": 0, "evaluated": 0, "not_evaluated": 0, "violated": 0,
-                       "errors": 0}  # fmt: skip
+        self.counts = {"tool_spans": 0, "evaluated": 0, "not_evaluated": 0, "no_contracts": 0,
+                       "violated": 0, "errors": 0}  # fmt: skip
 
     def on_end(self, span: ReadableSpan) -> None:
         """Check ``span`` if it is a tool span. Never raises."""
@@ -116,6 +118,12 @@ class MonitorSpanProcessor(SpanProcessor):
             receipt = self.monitor.check(tool, parse_arguments(args), result,
                                          call_id=None if cid is None else str(cid),
                                          status="tool_error" if error else "ok")  # fmt: skip
+            if receipt.coverage == "unknown":  # no contract for this tool: nothing judged
+                self._count("no_contracts")
+                attributes["tracemine.evaluated"] = False
+                attributes["tracemine.reason"] = "the contracts hold none for this tool"
+                self._emit(span, attributes)
+                return
             self._count("evaluated")
             if receipt.violations:
                 self._count("violated")
