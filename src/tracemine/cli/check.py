@@ -80,17 +80,29 @@ def check_command(
             help="Review decisions to apply (default: <contracts>.review.yaml).",
         ),
     ] = None,
+    allow_error: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-error",
+            metavar="RULE",
+            help="TOOL=REGEX: a run whose TOOL call (* for any tool) ended in an error "
+            "matching REGEX (case-insensitive) still passes, as in 'get_order=not found'; "
+            "TOOL alone allows any error of it. Repeatable.",
+        ),
+    ] = None,
     quiet: QuietOption = False,
 ) -> None:
     """Check traces against contracts; exit 1 on violations or incomplete runs, 2 when
-    the file has no accepted contract to enforce (unless --include-proposed)."""
+    the file has no accepted contract to enforce (unless --include-proposed). A tool error
+    not retried with success makes its run incomplete unless --allow-error expects it."""
     with Stages("check", quiet=quiet) as stages:
         stages.stage("finding traces")
         files = run(_readable, traces, format)
         stages.stage(f"replaying {len(files)} trace files" if len(files) > 1 else "replaying")
         report = run(check, files, contracts, format=format, include_proposed=include_proposed,
                      oracle=oracle, trials=trials, strict=strict,
-                     error_pattern=error_pattern, review=review)  # fmt: skip
+                     error_pattern=error_pattern, review=review,
+                     allow_errors=allow_error or ())  # fmt: skip
     if junit is not None:
         write_atomic(junit, junit_xml(report))
     if as_json:

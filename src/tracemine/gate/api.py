@@ -28,6 +28,7 @@ from tracemine.errors import InputError
 from tracemine.gate.trials import TrialsReport, judge_trials
 from tracemine.ingest import read_traces
 from tracemine.monitor import Monitor, RunReplay, replay
+from tracemine.monitor._gate import ExpectedError
 from tracemine.monitor._load import read_reviewed
 
 LABELS = ("complete-correct", "safe-incomplete", "unsafe-complete", "complete-wrong")
@@ -105,6 +106,7 @@ def check(
     strict: bool = False,
     error_pattern: str | None = None,
     review: str | Path | None = None,
+    allow_errors: Sequence[str] = (),
 ) -> CheckReport:
     """Replay ``traces`` (files in any ingest format) through the contracts at ``contracts``,
     with the decisions of the review file beside them (or of ``review``) applied, as
@@ -113,12 +115,21 @@ def check(
     nominal trials are reported (:mod:`tracemine.gate.trials`) and fail the check only when
     ``strict``. Contracts the file marks noisy (mining saw them flip between trials) are
     kept out of the verdict the same way, with or without ``trials``. Tool errors are
-    marked as ingest marks them (``error_pattern`` as in :func:`tracemine.ingest`)."""
+    marked as ingest marks them (``error_pattern`` as in :func:`tracemine.ingest`); a call
+    that ends in an error ``allow_errors`` expects (``TOOL=REGEX``, as
+    :meth:`Monitor.load`'s ``expected_errors``) leaves its run complete: an "order not
+    found" is a right answer when the order does not exist."""
     paths = [traces] if isinstance(traces, str | Path) else list(traces)
     # read once: the monitor and the noise marks, with the review decisions applied
     document, applied = read_reviewed(contracts, review)
-    monitor = Monitor.from_dict(document, include_proposed=include_proposed, origin=str(contracts),
-                                reviewed=applied)  # fmt: skip
+    for allowed in allow_errors:  # said as the option it came from, before any work
+        try:
+            ExpectedError.parse(allowed)
+        except ValueError as exc:
+            raise InputError(f"--allow-error: {exc}") from None
+    monitor = Monitor.from_dict(document, include_proposed=include_proposed,
+                                origin=str(contracts), reviewed=applied,
+                                expected_errors=allow_errors)  # fmt: skip
     if not monitor.contracts and not include_proposed:
         raise InputError(_nothing_enforced(contracts, monitor.ignored_proposed))
     cases = load_oracle(oracle) if oracle is not None else None

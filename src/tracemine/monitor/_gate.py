@@ -2,22 +2,86 @@
 
 A run is ``complete`` only when the evidence is: every call answered exactly once under its
 own id, no duplicate or unknown ids, every execution error followed by a successful call of
-the same tool (a retry), and every tool an ``expected_tools`` contract requires called with
-success. Nothing here depends on the order results arrived in.
+the same tool (a retry) or one the caller said to expect (:class:`ExpectedError`: "order
+not found" is the right answer to a question about an order that does not exist), and every
+tool an ``expected_tools`` contract requires called with success. Nothing here depends on
+the order results arrived in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+import re
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from tracemine.monitor._load import Spec
 from tracemine.monitor._receipt import Gap, RunVerdict, Unevaluated, Violation
-from tracemine.monitor._run import ERROR_STATUSES, Run, RunCheck, _matches
+from tracemine.monitor._run import ERROR_STATUSES, CallEntry, Run, RunCheck, _matches
 from tracemine.monitor._values import redact
 
 
-def gate(run: Run) -> tuple[list[Gap], list[Gap]]:
+class ExpectedError:
+    """An error a run may end a call with and still be complete, written ``TOOL=REGEX``:
+    a call of ``TOOL`` (``*`` for any tool) that ended in error with a message in which
+    ``REGEX`` is found (case-insensitive). ``TOOL`` alone expects any error of that tool.
+
+    >>> ExpectedError.parse("get_order=not found")  # doctest: +SKIP
+    """
+
+    __slots__ = ("pattern", "text", "tool")
+
+    def __init__(self, text: str, tool: str, pattern: re.Pattern[str] | None) -> None:
+        self.text, self.tool, self.pattern = text, tool, pattern
+
+    @classmethod
+    def parse(cls, text: str) -> ExpectedError:
+        """``TOOL=REGEX`` or ``TOOL``; ValueError saying what is wrong."""
+        tool, _, regex = str(text).partition("=")
+        tool = tool.strip()
+        if not tool:
+            raise ValueError(f"expected error {text!r}: give TOOL=REGEX (TOOL may be *), "
+                             "as in get_order=not found")  # fmt: skip
+        try:
+            pattern = re.compile(regex, re.IGNORECASE) if regex else None
+        except re.error as exc:
+            raise ValueError(f"expected error {text!r}: {regex!r} is not a regular "
+                             f"expression ({exc})") from None  # fmt: skip
+        return cls(str(text), tool, pattern)
+
+    def matches(self, entry: CallEntry) -> bool:
+        if self.tool != "*" and self.tool != entry.tool:
+            return False
+        return self.pattern is None or self.pattern.search(_error_text(entry.result)) is not None
+
+
+def _error_text(result: Any) -> str:
+    """The message an error result carries: the text itself, the usual fields of an error
+    payload (``error``, ``message``, ``detail``, ``title``; MCP's text content blocks), or
+    else the whole result as JSON; bounded."""
+    parts: list[str] = []
+
+    def take(value: Any, depth: int = 0) -> None:
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, dict) and depth < 3:
+            for name in ("error", "message", "detail", "title", "errors", "text", "content"):
+                if name in value:
+                    take(value[name], depth + 1)
+        elif isinstance(value, list) and depth < 3:
+            for item in value[:20]:
+                take(item, depth + 1)
+
+    take(result)
+    if not parts:
+        try:
+            parts.append(json.dumps(result, default=str)[:10_000])
+        except (TypeError, ValueError, RecursionError):
+            parts.append(repr(type(result)))
+    return " ".join(parts)[:10_000]
+
+
+def gate(run: Run, expected: Sequence[ExpectedError] = ()) -> tuple[list[Gap], list[Gap]]:
     """Gaps that make the run incomplete, and every execution error (resolved or not)."""
     gaps: list[Gap] = []
     errors: list[Gap] = []
@@ -34,9 +98,12 @@ def gate(run: Run) -> tuple[list[Gap], list[Gap]]:
                 for later in run.calls[entry.position + 1 :]
             )
             message = f"call {entry.call_id} ({entry.tool}) ended with {entry.status}"
-            errors.append(Gap("execution_error", message + (", retried" if retried else ""),
-                              entry.call_id, entry.tool))  # fmt: skip
-            if not retried:
+            allowed = None if retried else next((e for e in expected if e.matches(entry)), None)
+            said = ", retried" if retried else ""
+            if allowed is not None:
+                said = f", as expected ({allowed.text})"
+            errors.append(Gap("execution_error", message + said, entry.call_id, entry.tool))
+            if not retried and allowed is None:
                 gaps.append(Gap("execution_error", message + " and was not retried with success",
                                 entry.call_id, entry.tool))  # fmt: skip
     for cid in dict.fromkeys(run.duplicate_ids):
@@ -67,9 +134,10 @@ def expected_tools(spec: Spec, run: Run) -> tuple[list[Gap], list[Violation], st
     return gaps, violations, None
 
 
-def finalize(run: Run, checks: Iterable[RunCheck], specs: Iterable[Spec]) -> RunVerdict:
+def finalize(run: Run, checks: Iterable[RunCheck], specs: Iterable[Spec],
+             expected: Sequence[ExpectedError] = ()) -> RunVerdict:  # fmt: skip
     """Apply the gate, the ``expected_tools`` specs and the compiled run checks."""
-    gaps, errors = gate(run)
+    gaps, errors = gate(run, expected)
     violations: list[Violation] = []
     unevaluated: list[Unevaluated] = []
     for spec in specs:

@@ -125,7 +125,11 @@ class Monitor:
         include_proposed: bool | None = None,
         origin: str = "",
         reviewed: str | None = None,
+        expected_errors: Iterable[str] = (),
     ) -> None:
+        self.expected_errors = tuple(_gate.ExpectedError.parse(e) for e in expected_errors)
+        """Errors a run may end a call with and still be complete (``TOOL=REGEX``, see
+        :class:`~tracemine.monitor._gate.ExpectedError`); ValueError names a bad one."""
         specs = _follow_schemas(list(specs))
         statuses = ("accepted", "proposed") if include_proposed else ("accepted",)
         enforced = [s for s in specs if s.status in statuses]
@@ -218,6 +222,7 @@ class Monitor:
         *,
         include_proposed: bool | None = None,
         review: str | FilePath | None = None,
+        expected_errors: Iterable[str] = (),
     ) -> Monitor:
         """Read and compile a contract file; :class:`ContractLoadError` names what is wrong
         (unknown ``schema_version``, a malformed contract, an unsafe pattern).
@@ -229,13 +234,18 @@ class Monitor:
 
         ``include_proposed``: enforce proposed contracts as well as accepted ones. Left
         unset, proposed contracts are not enforced and a :class:`ProposedContractsIgnored`
-        warning says how many were left out."""
+        warning says how many were left out.
+
+        ``expected_errors``: errors a run may end a call with and still be complete,
+        ``TOOL=REGEX`` (``*`` for any tool; the regex searched case-insensitively in the
+        error's message), as ``tracemine check --allow-error`` takes them."""
         document, applied = read_reviewed(path, review)
         monitor = cls(
             parse_document(document, origin=str(path)),
             include_proposed=include_proposed,
             origin=str(path),
             reviewed=applied,
+            expected_errors=expected_errors,
         )
         return monitor
 
@@ -247,12 +257,14 @@ class Monitor:
         include_proposed: bool | None = None,
         origin: str = "",
         reviewed: str | None = None,
+        expected_errors: Iterable[str] = (),
     ) -> Monitor:
         """Like :meth:`load`, from an already parsed document (no review file is read);
         ``origin`` (the file it came from) names it in errors and warnings, ``reviewed``
         says which decisions were applied to it, in :attr:`notices`."""
         specs = parse_document(data, origin or "contract file")
-        return cls(specs, include_proposed=include_proposed, origin=origin, reviewed=reviewed)
+        return cls(specs, include_proposed=include_proposed, origin=origin, reviewed=reviewed,
+                   expected_errors=expected_errors)  # fmt: skip
 
     @property
     def tools(self) -> list[str]:
@@ -373,7 +385,8 @@ class Monitor:
         try:
             if not isinstance(run, Run):
                 run = Run.from_calls(run)
-            return _gate.finalize(run, self._run_checks, self._expected_tools)
+            return _gate.finalize(run, self._run_checks, self._expected_tools,
+                                  self.expected_errors)  # fmt: skip
         except Exception as exc:
             reason = f"monitor error ({type(exc).__name__})"
             run_id = run.run_id if isinstance(run, Run) else None
