@@ -154,7 +154,7 @@ def test_plain_json_schema_is_one_tools_result() -> None:
     assert got[("result.flights[*].seats", "non_negative")] == {}
 
 
-def test_contract_ids_are_stable_and_cite_the_pointer() -> None:
+def test_contract_ids_are_stable_and_cite_the_operation_and_the_pointer() -> None:
     first = declared_contracts(load_spec(FIXTURES / "orders-3.0.yaml"))
     again = declared_contracts(load_spec(FIXTURES / "orders-3.0.yaml"))
     assert [c.id for c in first] == [c.id for c in again]
@@ -163,6 +163,8 @@ def test_contract_ids_are_stable_and_cite_the_pointer() -> None:
     )
     assert total.declared == {
         "spec": "orders-3.0.yaml",
+        "operation": "getOrder",
+        "endpoint": "GET /orders/{order_id}",
         "pointer": "#/components/schemas/Order/properties/total_cents",
     }
 

@@ -163,7 +163,10 @@ def declared_contracts(spec: Spec, tools: dict[str, Operation] | None = None) ->
 def to_contract(fact: Fact, tool: str, op: Operation) -> Contract:
     paths = [fact.path + "[*]"] if fact.kind == Kind.UNIQUE else [fact.path]
     # facts of a shared schema share their params: each contract gets its own copy
-    declared = {"spec": op.spec, "pointer": fact.pointer}
+    # named both ways: the operation a reader knows it by, the pointer a tool resolves
+    declared = {"spec": op.spec, "operation": op.key, "pointer": fact.pointer}
+    if op.method and op.path and op.key != f"{op.method.upper()} {op.path}":
+        declared["endpoint"] = f"{op.method.upper()} {op.path}"
     if fact.text:
         declared["text"] = fact.text
     text = declared_description(fact.kind, paths[0], fact.params, op.spec, fact.source)
