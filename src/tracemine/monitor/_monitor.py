@@ -403,7 +403,8 @@ def _proposed_notice(ignored: int, total: int, origin: str) -> str:
     return (
         f"{where}{ignored} of {total} contracts are proposed and not enforced (the monitor "
         "enforces accepted contracts); to enforce them pass include_proposed=True "
-        "(tracemine check --include-proposed), or accept them with tracemine review accept"
+        "(--include-proposed for tracemine check and tracemine mcp wrap), or accept them "
+        "with tracemine review accept"
     )
 
 
