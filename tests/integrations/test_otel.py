@@ -175,3 +175,16 @@ def test_a_tool_with_no_contracts_is_counted_apart_not_as_evaluated(
     assert "none for this tool" in receipt.attributes["tracemine.reason"]
     assert "tracemine.ok" not in receipt.attributes  # neither passed nor failed
     assert (processor.counts["no_contracts"], processor.counts["evaluated"]) == (1, 0)
+
+
+def test_register_makes_the_receipts_on_the_provider_it_adds_the_processor_to(
+    monitor: Monitor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CAPTURE, "SPAN_ONLY")
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    processor = MonitorSpanProcessor.register(monitor, provider)
+    genai_call(provider, ARGS, BAD)
+    ((_, receipt),) = receipts(exporter)  # on this provider, not on the global one
+    assert receipt.attributes["tracemine.ok"] is False and processor.counts["violated"] == 1

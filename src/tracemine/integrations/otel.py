@@ -79,8 +79,10 @@ class MonitorSpanProcessor(SpanProcessor):
     neither evaluated nor passed), violated, and how many could not be handled
     (``errors``).
 
-    >>> processor = MonitorSpanProcessor(monitor, tracer_provider=provider)  # doctest: +SKIP
-    >>> provider.add_span_processor(processor)  # doctest: +SKIP
+    Without ``tracer_provider`` the receipts go to the global provider, which is not the
+    one the processor is added to when an application keeps its own: use :meth:`register`.
+
+    >>> processor = MonitorSpanProcessor.register(monitor, provider)  # doctest: +SKIP
     """
 
     def __init__(self, monitor: Monitor, *, tracer_provider: Any = None) -> None:
@@ -90,6 +92,18 @@ class MonitorSpanProcessor(SpanProcessor):
         self._lock = threading.Lock()
         self.counts = {"tool_spans": 0, "evaluated": 0, "not_evaluated": 0, "no_contracts": 0,
                        "violated": 0, "errors": 0}  # fmt: skip
+
+    @classmethod
+    def register(cls, monitor: Monitor, tracer_provider: Any) -> MonitorSpanProcessor:
+        """A processor added to ``tracer_provider`` that makes its receipts there too: the
+        one call that cannot send them to another provider (a processor does not know the
+        provider it is added to, so ``tracer_provider=`` is otherwise the global one).
+
+        >>> processor = MonitorSpanProcessor.register(monitor, provider)  # doctest: +SKIP
+        """
+        processor = cls(monitor, tracer_provider=tracer_provider)
+        tracer_provider.add_span_processor(processor)
+        return processor
 
     def on_end(self, span: ReadableSpan) -> None:
         """Check ``span`` if it is a tool span. Never raises."""
