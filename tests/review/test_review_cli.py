@@ -41,8 +41,10 @@ def test_list_accept_reject_mute_show(candidates: Path) -> None:
     assert code == 2 and "needs a reason" in output
     rejected = _review("reject", *c, range_id[:8], "--reason", "bounds too tight")
     assert rejected.returncode == 0, rejected.stderr
+    assert f"  {range_id}  get_order · range · " in rejected.stdout  # what it took, named
     muted = _review("mute", *c, "--kind", "call_cap", "--reason", "caps vary by plan")
     assert muted.returncode == 0, muted.stderr
+    assert muted.stdout.count(" · call_cap · ") == 1, muted.stdout
 
     decisions = load_review(review_path(candidates)).decisions
     assert sorted(d.status.value for d in decisions.values()) == [

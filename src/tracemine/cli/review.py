@@ -187,6 +187,10 @@ def show_command(
             console.print("  [yellow]the evidence changed since this decision[/]")
 
 
+_SHOWN = 20
+"""Contracts a decision lists by name; the rest are counted."""
+
+
 def _decider(status: str) -> Any:
     def command(
         ids: IdsArgument = None,
@@ -206,6 +210,19 @@ def _decider(status: str) -> Any:
             print_json(json.dumps({"status": status, "ids": decided, "review": str(path)}))
         else:
             console.print(f"{status} {len(decided)} contracts → {path}", markup=False)
+            # what a filter took, said: `reject --kind length` may take more than meant
+            by_id = {c.id: c for c in chosen}
+            for cid in decided[:_SHOWN]:
+                c = by_id.get(cid)
+                said = (
+                    f"{c.tool} · {c.kind.value} · {c.description or ', '.join(c.paths)}"
+                    if c
+                    else ""
+                )
+                console.print(f"  {cid}  {said}", markup=False, soft_wrap=True)
+            if len(decided) > _SHOWN:
+                console.print(f"  … and {len(decided) - _SHOWN} more (tracemine review list "
+                              f"--status {status})", markup=False)  # fmt: skip
 
     command.__doc__ = f"Mark contracts {status}: by id, or all that match the filters."
     return command
