@@ -21,10 +21,10 @@ from tracemine.model.contract import SCHEMA_VERSION
 PEOPLE = [
     {"payee": "john smith", "number": 4111111111111111, "reach": "5551234567",
      "sender": "Ann Lee <ann.lee@example.com>", "acct": "DE89370400440532013000",
-     "display": "José Ñúñez", "alias": "O'Brien-Smith"},
+     "display": "José Ñúñez", "alias": "O'Brien-Smith", "phone": 4155550123},
     {"payee": "Владимир Путин", "number": 5500005555555559, "reach": "+44 20 7946 0958",
      "sender": "Bob Roe <bob@example.org>", "acct": "GB82WEST12345698765432",
-     "display": "李 小龍", "alias": "McDonald-Jones"},
+     "display": "李 小龍", "alias": "McDonald-Jones", "phone": 2025550143},
 ]  # fmt: skip
 FAILING = {"payee": "mary jones", "number": 4012888888881881, "acct": "FR1420041010050500013M02606"}
 PERSONAL = [v for person in [*PEOPLE, FAILING] for v in person.values()]
@@ -37,6 +37,13 @@ PERSONAL = [v for person in [*PEOPLE, FAILING] for v in person.values()]
 ])  # fmt: skip
 def test_personal_values_are_screened(value: Any) -> None:
     assert looks_personal(value)
+
+
+def test_a_phone_stored_as_a_json_number_is_personal_by_its_name() -> None:
+    # digits alone are a count or an amount; under a phone's name they are a phone
+    assert looks_personal(4155550123, frozenset({"customer", "phone"}))
+    assert not looks_personal(4155550123)
+    assert not looks_personal(3, frozenset({"customer", "count"}))
 
 
 @pytest.mark.parametrize("value", [

@@ -248,6 +248,13 @@ PERSONAL_TOKENS = words(
 )
 
 
+PERSONAL_NUMBERS = words(
+    "phone mobile tel telephone fax zip postal postcode card pan iban ssn passport msisdn"
+)
+"""Path words under which an integer is a person's number, not a count or an amount (a
+bare JSON number is otherwise never read as a phone: :mod:`tracemine.model.personal`)."""
+
+
 def looks_personal(value: object, tokens: frozenset[str] = frozenset()) -> bool:
     """True for values never to be listed literally: what
     :func:`tracemine.model.personal.personal_kind` names (emails, ``Name <email>``, card,
@@ -255,6 +262,8 @@ def looks_personal(value: object, tokens: frozenset[str] = frozenset()) -> bool:
     whose name says it is about a person."""
     if isinstance(value, str) and tokens & PERSONAL_TOKENS:
         return True
+    if isinstance(value, int) and not isinstance(value, bool) and tokens & PERSONAL_NUMBERS:
+        return True  # a phone or a card stored as a JSON number is as personal as its text
     return personal_kind(value) is not None
 
 
