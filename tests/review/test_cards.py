@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -161,3 +162,17 @@ def test_a_card_reads_structure_then_values_then_runs_then_declarations(
     # a conditional non-empty is a value claim; the call cap is the tool's run-level item
     assert [i.kind for i in search.items] == ["values", "runs"]
     assert len({i.item for card in (order, search) for i in card.items}) == 5
+
+
+@pytest.mark.slow
+def test_the_not_kept_line_adds_up(tmp_path_factory: pytest.TempPathFactory) -> None:
+    contracts = _mined("commerce", tmp_path_factory)
+    said = [card for card in build_cards(contracts) if card.not_kept]
+    assert any("kept all the same as checks of a schema" in card.not_kept for card in said)
+    for card in said:
+        numbers = [int(n) for n in re.findall(r"\d+", card.not_kept)]
+        if "less" in card.not_kept:
+            dropped, _, unproven, priced, folded = numbers
+            assert unproven + priced - folded == dropped, card.not_kept
+        counts = contracts.provenance["summary"][card.tool]
+        assert numbers[:2] == [counts["dropped"], counts["candidates"]], card.not_kept

@@ -349,7 +349,14 @@ def _not_kept(contracts: ContractFile, tool: str) -> str:
     if isinstance(chosen, dict) and "eligible" in chosen:
         unproven = candidates - chosen["eligible"]
         priced = chosen["eligible"] - chosen.get("kept", chosen["eligible"])
-        return (f"not kept: {dropped} of {candidates} candidates — {unproven} not proposed on "
+        # schema members come back from either pool: kept, so out of the sum that is shown
+        folded = counts.get("folded", 0) or 0
+        if unproven + priced - folded == dropped:
+            back = (f", less {folded} of those kept all the same as checks of a schema"
+                    if folded else "")  # fmt: skip
+            return (
+                f"not kept: {dropped} of {candidates} candidates — {unproven} not proposed on "
                 f"every task and in enough folds, {priced} not worth their false alarms "
-                f"within the budget (the file keeps counts, not which)")  # fmt: skip
+                f"within the budget{back} (the file keeps counts, not which)"
+            )
     return f"not kept: {dropped} of {candidates} candidates (the file keeps counts, not which)"
