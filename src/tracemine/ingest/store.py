@@ -18,7 +18,7 @@ import os
 import re
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -144,12 +144,16 @@ def connect(
     db: str | Path, *, read_only: bool = False, memory_limit: str | None = None
 ) -> duckdb.DuckDBPyConnection:
     """Open (and, unless read-only, create) a tracemine store. ``memory_limit`` bounds
-    DuckDB's buffers (it spills to disk past it); ``TRACEMINE_DUCKDB_MEMORY`` overrides."""
+    DuckDB's buffers (it spills to disk past it); ``TRACEMINE_DUCKDB_MEMORY`` overrides.
+    Opening to write also removes what a writer that died spilled beside the store."""
     path = Path(db)
     if read_only and not path.exists():
         raise StoreError(f"{path}: no such database; run `tracemine ingest` first")
     if not _duckdb_or_new(path):
         raise StoreError(f"{path}: not a DuckDB database; name a new file or a tracemine store")
+    spill = None if read_only else _spill_folder(path)
+    # asked before connecting: once connected, this process holds the file either way
+    shared = spill is not None and _open_in_this_process(path)
     try:
         # insertion order is not part of any table's meaning (call_key and seq are), and
         # keeping it makes DuckDB buffer large inserts in memory
@@ -165,6 +169,8 @@ def connect(
         raise StoreError(f"{path}: cannot open as a DuckDB database: {exc}") from None
     con.execute("SET enable_progress_bar = false")  # progress is the CLI's to show
     try:
+        if spill is not None:
+            _remove_stale_spill(con, spill, shared=shared)
         tables = {row[0] for row in con.execute("SHOW TABLES").fetchall()}
         if not read_only:
             if tables and "tracemine_meta" not in tables:
@@ -198,6 +204,78 @@ def connect(
         con.close()
         raise
     return con
+
+
+# DuckDB spills to ``<db>.tmp`` beside a file database (its default temp_directory) and
+# removes what it spilled when it closes, or once it spills there again; a writer killed
+# mid-ingest leaves hundreds of MB behind, for good when the next ingests fit in memory.
+# A connection that may write holds DuckDB's exclusive lock on the file, so no other
+# process has the store open, readers included: what the folder holds is a dead process's,
+# or this process's when it already had the store open (connections of one process share
+# one database instance, spill folder and all). DuckDB 2 names its files by the process
+# that made them, ``duckdb_temp_<pid>_<n>_owner`` and ``duckdb_temp_<pid>_<n>_storage_*.tmp``;
+# earlier versions ``duckdb_temp_storage*.tmp`` and ``duckdb_temp_block-*.block``. Nothing
+# else in the folder is touched. (``duckdb_temporary_files()`` cannot tell live from stale:
+# it lists every ``.block`` file it finds in the folder.)
+_SPILLED = re.compile(
+    r"duckdb_temp_(?:(\d+)_\d+_)?(?:owner|storage[\w-]*\.tmp|block-[\w-]+\.block)"
+)
+
+
+def _spill_folder(path: Path) -> Path | None:
+    """DuckDB's temp folder for the database file at ``path``, when it is there."""
+    folder = path.with_name(path.name + ".tmp")
+    return folder if folder.is_dir() else None
+
+
+def _open_in_this_process(path: Path) -> bool:
+    """Whether this process holds the file at ``path`` open already (a DuckDB connection
+    to it, which a new connection would share, spill folder and all); True when that
+    cannot be told (no ``/proc/self/fd`` or ``/dev/fd``)."""
+    try:
+        target = os.stat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    for listing in ("/proc/self/fd", "/dev/fd"):
+        try:
+            handles = os.listdir(listing)
+        except OSError:
+            continue
+        for name in handles:
+            try:
+                held = os.fstat(int(name))
+            except (OSError, ValueError):  # the listing's own handle, closed since
+                continue
+            if (held.st_dev, held.st_ino) == (target.st_dev, target.st_ino):
+                return True
+        return False
+    return True
+
+
+def _remove_stale_spill(con: duckdb.DuckDBPyConnection, folder: Path, *, shared: bool) -> None:
+    """Remove the spill files in ``folder``, then the folder if that empties it.
+    ``shared``: this process had the store open before ``con``, whose database instance
+    may be spilling there, so only files named by another process's id are removed (that
+    process no longer has the store open, and died or closed without cleaning up). Best
+    effort: a file that cannot be removed is left, and never stops the open."""
+    try:
+        setting = fetch_one(con, "SELECT current_setting('temp_directory')")
+        if not setting or os.path.realpath(str(setting[0])) != os.path.realpath(folder):
+            return  # DuckDB spills elsewhere: the folder is not its own
+        entries = [e for e in os.scandir(folder) if e.is_file(follow_symlinks=False)]
+    except (OSError, duckdb.Error):
+        return
+    mine = str(os.getpid())
+    for entry in entries:
+        named = _SPILLED.fullmatch(entry.name)
+        if named is None or (shared and named[1] in (None, mine)):
+            continue
+        with suppress(OSError):
+            os.unlink(entry.path)
+    with suppress(OSError):  # something is left in it
+        folder.rmdir()
 
 
 # One writer a store. DuckDB locks the file against other processes; the threads of one
