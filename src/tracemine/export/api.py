@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from tracemine._atomic import write_atomic
+from tracemine._atomic import remove_stale_temporaries, write_atomic
 from tracemine.errors import InputError
 from tracemine.export import jsonschema, native, overlay, pytest_module
 from tracemine.export._base import Exported, ExportReport, Options, select_contracts
@@ -80,8 +81,12 @@ def export_contracts(
     run: Callable[..., Exported] = target.export
     exported = run(chosen, source, out_path, options)
     if write:
+        # an export is the one writer of its output: a temporary file beside it from before
+        # this write is a killed export's, and would otherwise stay there for good
+        started = time.time()
         for path, text in exported.files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_temporaries(path, started)
             write_atomic(path, text)
     return ExportReport(
         format=format, out=str(out_path), files=[str(p) for p in exported.files],
