@@ -112,6 +112,7 @@ def _as_json(report: MergeReport, timings: dict[str, float]) -> str:
             "unmapped_tools": report.tool_map.unmapped_tools,
             "unmapped_operations": report.tool_map.unmapped_operations,
             "warnings": report.warnings,
+            "refused_patterns": report.refused_patterns,
             "timings": timings,
         },
         indent=2,

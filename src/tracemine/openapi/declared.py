@@ -17,8 +17,6 @@ to be (huge generated schemas).
 
 from __future__ import annotations
 
-import re
-import warnings
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,7 +42,6 @@ _VALUE_KINDS = frozenset(
     {Kind.RANGE, Kind.NON_NEGATIVE, Kind.POSITIVE, Kind.ONE_OF, Kind.NON_EMPTY, Kind.LENGTH}
     | {Kind.PATTERN, Kind.FORMAT, Kind.UNIQUE}
 )
-_regex_ok: dict[str, bool] = {}
 _refusals: dict[str, str | None] = {}
 _steps: dict[str, str] = {}
 
@@ -175,7 +172,7 @@ def to_contract(fact: Fact, tool: str, op: Operation) -> Contract:
         description=text, sources=[fact.source],
         declared=declared,
     )  # fmt: skip
-    refusal = _refusal(fact.params["regex"]) if fact.kind == Kind.PATTERN else None
+    refusal = refused_pattern(fact)
     if refusal:
         # kept, so the file says what was declared, but muted: a monitor refuses to load
         # a file that enforces a pattern it cannot run safely
@@ -184,6 +181,12 @@ def to_contract(fact: Fact, tool: str, op: Operation) -> Contract:
         contract.decision = Decision(status=ContractStatus.MUTED, reason=reason,
                                      reviewer="tracemine")  # fmt: skip
     return contract
+
+
+def refused_pattern(fact: Fact) -> str | None:
+    """Why the monitor would refuse the pattern ``fact`` declares, or None (not a pattern,
+    or one it runs). The monitor's own check is asked, so the two cannot disagree."""
+    return _refusal(fact.params["regex"]) if fact.kind == Kind.PATTERN else None
 
 
 def _refusal(regex: str) -> str | None:
@@ -427,7 +430,9 @@ def _constraints(node: Node, required: bool) -> list[tuple[Kind, dict[str, Any]]
         out.append(_lengths(node.min_items, node.max_items, non_empty=True))
     elif (node.min_length or node.max_length is not None) and node.may_be("string"):
         out.append(_lengths(node.min_length, node.max_length, non_empty=False))
-    if node.pattern and node.may_be("string") and _compiles(node.pattern):
+    if node.pattern and node.may_be("string"):
+        # kept even when the monitor would refuse it (ECMA-262 Python cannot read, such as
+        # \p{L}): a declaration left out is said, by to_contract and by merge_files
         out.append((Kind.PATTERN, {"regex": node.pattern}))
     if node.format in FORMATS and node.may_be("string"):
         out.append((Kind.FORMAT, {"format": node.format}))
@@ -457,20 +462,3 @@ def _lengths(low: int | None, high: int | None, *, non_empty: bool) -> tuple[Kin
         return Kind.NON_EMPTY, {}
     params = {k: v for k, v in (("min", low or None), ("max", high)) if v is not None}
     return Kind.LENGTH, params
-
-
-def _compiles(regex: str) -> bool:
-    """Patterns are ECMA-262; one Python cannot compile would only ever be 'not
-    evaluated' at runtime, so it is not proposed."""
-    ok = _regex_ok.get(regex)
-    if ok is None:
-        try:
-            with warnings.catch_warnings():  # ECMA idioms Python frowns on ("[[]") still work
-                warnings.simplefilter("ignore")
-                re.compile(regex)
-            ok = True
-        except (re.error, RecursionError, OverflowError):
-            ok = False
-        if len(_regex_ok) < 50_000:
-            _regex_ok[regex] = ok
-    return ok

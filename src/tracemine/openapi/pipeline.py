@@ -10,11 +10,12 @@ from typing import Any
 
 from tracemine import _gc
 from tracemine.model.contract import Contract, ContractFile, load_contracts, save_contracts
-from tracemine.openapi.declared import operation_facts, to_contract
+from tracemine.openapi.declared import Fact, operation_facts, refused_pattern, to_contract
 from tracemine.openapi.load import Spec, load_spec
 from tracemine.openapi.mapping import ToolMap, map_tools, read_mapping
 from tracemine.openapi.merge import label_counts, merge
 from tracemine.openapi.observe import Observer
+from tracemine.openapi.operations import Operation
 
 
 @dataclass(slots=True)
@@ -28,6 +29,10 @@ class MergeReport:
     labels: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     out: str | None = None
+    refused_patterns: list[dict[str, str]] = field(default_factory=list)
+    """Declared patterns left out because the monitor refuses them: ``tool``, ``spec``,
+    ``operation``, ``pointer``, ``path``, ``regex`` and ``reason`` (also said in
+    ``warnings``, one line a pattern)."""
 
 
 def merge_files(
@@ -57,10 +62,16 @@ def merge_files(
         tool_map = map_tools(loaded, sorted(tools) if tools is not None else None, mapping)
         owner = {id(op): spec for spec in loaded for op in spec.operations}
         declared: list[Contract] = []
+        refused: list[dict[str, str]] = []
         with _gc.paused():
             for tool, op in tool_map.tools.items():
-                facts = operation_facts(op, owner[id(op)].refs)
-                declared.extend(to_contract(f, tool, op) for f in facts)
+                for fact in operation_facts(op, owner[id(op)].refs):
+                    # a monitor refuses a whole file for one pattern it cannot run, and a
+                    # reviewer accepting everything would un-mute one kept muted: left out
+                    if reason := refused_pattern(fact):
+                        refused.append(_refused(fact, tool, op, reason))
+                        continue
+                    declared.append(to_contract(fact, tool, op))
         merged = merge(candidates, declared, observer=observer)
     finally:
         if observer is not None:
@@ -76,12 +87,34 @@ def merge_files(
             f"{spec.source}: remote $ref not followed: {r}" for r in sorted(spec.refs.remote)
         ]
     warnings += [f"ambiguous: {a}" for a in tool_map.ambiguous]
+    warnings += _refused_lines(refused)
     report = MergeReport(
         merged=merged, tool_map=tool_map, declared=len(declared), warnings=warnings,
         specs=[{"source": s.source, "kind": s.kind, "operations": len(s.operations)}
                for s in loaded],
-        labels=label_counts(merged.contracts),
+        labels=label_counts(merged.contracts), refused_patterns=refused,
     )  # fmt: skip
     if out is not None:
         report.out = str(save_contracts(merged, out))
     return report
+
+
+def _refused(fact: Fact, tool: str, op: Operation, reason: str) -> dict[str, str]:
+    return {"tool": tool, "spec": op.spec, "operation": op.key, "pointer": fact.pointer,
+            "path": fact.path, "regex": fact.params["regex"], "reason": reason}  # fmt: skip
+
+
+def _refused_lines(refused: list[dict[str, str]]) -> list[str]:
+    """One warning a refused pattern where it is written (a shared schema's pattern is
+    reached from every operation returning it), naming the operations it was declared for."""
+    where: dict[tuple[str, str, str, str], list[str]] = {}
+    for r in refused:
+        ops = where.setdefault((r["spec"], r["pointer"], r["regex"], r["reason"]), [])
+        if r["operation"] not in ops:
+            ops.append(r["operation"])
+    lines = []
+    for (spec, pointer, regex, reason), ops in where.items():
+        named = ", ".join(ops[:3]) + (f" and {len(ops) - 3} more" if len(ops) > 3 else "")
+        lines.append(f"{spec}: pattern {regex!r} at {pointer} ({named}) left out: the monitor "
+                     f"refuses it ({reason})")  # fmt: skip
+    return lines
