@@ -22,6 +22,11 @@ err_console = Console(stderr=True, highlight=False)
 
 T = TypeVar("T")
 
+# what a terminal acts on instead of showing: C0 controls (ESC starts colour and OSC-8 link
+# sequences, \r and \n redraw and split lines), DEL, C1 controls (U+009B is a one-byte CSI)
+# and the bidi embeddings, overrides and isolates that reorder the text around them
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
 # Help is read at 80 columns: short metavars (flags show none) leave the help column room.
 DbOption = Annotated[
     Path, typer.Option("--db", metavar="FILE", help="DuckDB store (from `tracemine ingest`).")
@@ -42,6 +47,17 @@ FoldsOption = Annotated[
     int, typer.Option("--folds", metavar="K", help="Task folds for cross-fitting.", min=2)
 ]
 TASK_GROUP_EXAMPLE = r"regex:^(?P<task>.+)-t\d+$"
+
+
+def printable(value: object, *, markup: bool = True) -> str:
+    """``value`` as text a terminal shows as written. Tool names, run ids, paths and values
+    come from trace files, which anyone can write: a control character in them is shown
+    escaped as Python writes it (``\\x1b``, ``\\n``, ``\\u202e``), so it neither colours,
+    links nor moves the cursor, and a run id stays on its line. With ``markup`` the result
+    is also escaped for rich markup, to go into a string printed with markup; without, it
+    is for ``markup=False`` lines and :class:`rich.text.Text` (a table's cells)."""
+    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(value))
+    return escape(text) if markup else text
 
 
 def task_key_checked(value: str | None) -> str | None:

@@ -20,6 +20,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from tracemine.cli._common import printable
+
 GAP = 2  # between two columns: one space of padding, one of the (blank) divider
 TEXT_MIN = 36  # a text column narrower than this is read a few words a line
 
@@ -47,6 +49,9 @@ def fit(
 ) -> tuple[Table, list[str]]:
     """A rich table of ``rows`` no wider than ``width`` where that can be had, and the
     headers of the columns left out to get there."""
+    # cells and titles carry text from traces: controls shown escaped (and so measured as
+    # shown), and plain Text below, never read as markup
+    rows = [[printable(cell, markup=False) for cell in row] for row in rows]
     keep = list(range(len(columns)))
     compact = split = False
     droppable = sorted((c.drop, i) for i, c in enumerate(columns) if c.drop)
@@ -62,8 +67,8 @@ def fit(
             keep.remove(droppable.pop()[1])
         else:
             break  # as narrow as it gets: the terminal wraps what is left
-    # cells and titles carry text from traces: plain Text, never read as markup
-    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+    heading = Text(printable(title, markup=False))
+    table = Table(title=heading, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
                   pad_edge=False, collapse_padding=True)  # fmt: skip
     for i in keep:
         column = columns[i]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
-from tracemine.cli._common import console, err_console, run
+from tracemine.cli._common import console, err_console, printable, run
 from tracemine.engine.address import CONNECT_TIMEOUT
 from tracemine.errors import InputError
 
@@ -119,14 +119,15 @@ def render_shards(found: ShardedMine) -> None:
     read, stored = report.total("units_read"), report.total("units_stored")
     quarantined = report.total("units_quarantined")
     console.print(
-        f"{found.shards} shards in {report.db}: records read {read} = stored {stored} + "
-        f"quarantined {quarantined}; {report.total('calls')} calls"
+        f"{found.shards} shards in {printable(report.db)}: records read {read} = stored "
+        f"{stored} + quarantined {quarantined}; {report.total('calls')} calls"
     )
     for line in report.files:
         if line.outcome == "skipped" or line.units_quarantined or line.items_quarantined:
             why = line.detail or (f"{line.units_quarantined} records and "
                                   f"{line.items_quarantined} items quarantined")  # fmt: skip
-            console.print(f"  {line.source_file}: {why}", markup=False)
+            console.print(printable(f"  {line.source_file}: {why}", markup=False), markup=False)
     for group in found.groups:
-        console.print(f"  mined as one store (they share runs or tasks): {', '.join(group)}",
+        console.print("  mined as one store (they share runs or tasks): "
+                      + printable(", ".join(group), markup=False),
                       markup=False)  # fmt: skip

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
-
-from tracemine.cli._common import console
+from tracemine.cli._common import console, printable
 from tracemine.cli._fit import Column, fit, left_out
 from tracemine.gate import TrialsReport
 
@@ -44,8 +42,8 @@ def render_trials(trials: TrialsReport) -> None:
         console.print(said)
     for n in trials.noisy:
         for example in n.examples[:_EXAMPLES_SHOWN]:
-            console.print(f"  [yellow]~[/] {escape(f'{n.tool} {n.kind}: {example}')}", markup=True,
-                          soft_wrap=True)  # fmt: skip
+            shown = printable(f"{n.tool} {n.kind}: {example}")
+            console.print(f"  [yellow]~[/] {shown}", markup=True, soft_wrap=True)
     if trials.strict:
         console.print(f"--strict: the {len(trials.noisy)} noisy contracts count in the verdict")
     else:

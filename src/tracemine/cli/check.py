@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from tracemine._atomic import write_atomic
 from tracemine.cli._common import (
@@ -16,6 +15,7 @@ from tracemine.cli._common import (
     console,
     err_console,
     print_json,
+    printable,
     run,
     trace_paths,
 )
@@ -169,19 +169,19 @@ def render(report: CheckReport) -> None:
     )
     for c in flagged:
         for example in c.examples[:2]:
-            console.print(f"  [red]✗[/] {escape(f'{c.tool} {c.kind}: {example}')}", markup=True,
-                          soft_wrap=True)  # fmt: skip
+            console.print(f"  [red]✗[/] {printable(f'{c.tool} {c.kind}: {example}')}",
+                          markup=True, soft_wrap=True)  # fmt: skip
     problem_runs = [r for r in report.runs if r.verdict != "complete" or r.violations]
     for r in problem_runs[:_RUNS_SHOWN]:
-        console.print(f"run {escape(r.run_id)}: [yellow]{r.verdict}[/]", markup=True)
+        console.print(f"run {printable(r.run_id)}: [yellow]{r.verdict}[/]", markup=True)
         for line in r.gaps + [f"{v['path']}: expected {v['expected']}, got {v['observed']}"
                               for v in r.violations]:  # fmt: skip
-            console.print(f"  - {line}", soft_wrap=True, markup=False)
+            console.print(f"  - {printable(line, markup=False)}", soft_wrap=True, markup=False)
     if len(problem_runs) > _RUNS_SHOWN:
         console.print(f"… {len(problem_runs) - _RUNS_SHOWN} more runs with findings "
                       "(--json or --junit list them all)")  # fmt: skip
     for notice in report.notices:
-        console.print(f"[yellow]note:[/] {escape(notice)}", markup=True, soft_wrap=True)
+        console.print(f"[yellow]note:[/] {printable(notice)}", markup=True, soft_wrap=True)
     if report.labels is not None:
         console.print("oracle: " + ", ".join(f"{k} {v}" for k, v in report.labels.items()),
                       markup=False)  # fmt: skip

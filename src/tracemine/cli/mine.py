@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 
 from tracemine._atomic import write_atomic
 from tracemine.cli._common import (
@@ -16,6 +15,7 @@ from tracemine.cli._common import (
     TaskKeyOption,
     console,
     print_json,
+    printable,
     run,
 )
 from tracemine.cli._fit import Column, fit
@@ -197,7 +197,7 @@ def render(result: ContractFile, out: Path) -> None:
     if maps:
         named = [f"{m['path']} ({m['tool']})" for m in maps]
         shown = ", ".join(named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
-        console.print(f"read as maps (keys are ids, paths say {{*}}): {escape(shown)}")
+        console.print(f"read as maps (keys are ids, paths say {{*}}): {printable(shown)}")
     noisy = [c for c in result.contracts if c.evidence and c.evidence.flipped_tasks]
     if noisy:
         console.print(
@@ -206,7 +206,7 @@ def render(result: ContractFile, out: Path) -> None:
         )
     for line in tools.values():
         if line.get("why"):
-            console.print(f"[yellow]no contract[/] {escape(line['why'])}")
+            console.print(f"[yellow]no contract[/] {printable(line['why'])}")
     if profile.get("runs_without_task"):
         console.print(
             f"[yellow]{profile['runs_without_task']} runs have no task id[/]: each counts as "

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 
-from tracemine.cli._common import DbOption, JsonOption, console, print_json, run
+from tracemine.cli._common import DbOption, JsonOption, console, print_json, printable, run
 from tracemine.cli._fit import Column, fit
 from tracemine.ingest import StoreStats, stats
 
@@ -25,7 +24,7 @@ def stats_command(db: DbOption = Path("traces.duckdb"), as_json: JsonOption = Fa
 
 def render(s: StoreStats) -> None:
     console.print(
-        f"[bold]{escape(s.db)}[/]: {s.files} files, {s.runs} runs, {s.tasks} tasks "
+        f"[bold]{printable(s.db)}[/]: {s.files} files, {s.runs} runs, {s.tasks} tasks "
         f"({s.runs_without_task} runs without a task id), {s.calls} calls, "
         f"{s.quarantined} quarantined"
     )
@@ -37,7 +36,7 @@ def render(s: StoreStats) -> None:
     if s.errors_marked:
         rules = ", ".join(f"{rule} {count}" for rule, count in s.errors_marked.items())
         console.print(f"{sum(s.errors_marked.values())} calls read as ok were marked tool "
-                      f"errors by their result ({rules})")  # fmt: skip
+                      f"errors by their result ({printable(rules)})")  # fmt: skip
     if s.quarantine_reasons:
         rows = [[reason, str(count)] for reason, count in s.quarantine_reasons.items()]
         columns = [Column("reason", text=True), Column("count", numeric=True)]
