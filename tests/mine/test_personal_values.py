@@ -1,6 +1,7 @@
 """Personal values never become literals: names in any script and case, ``Name <email>``,
 card numbers stored as JSON numbers, digit-only phones and IBANs are not listed by
-``mine --all-eligible`` or ``incident``, and violation output redacts them."""
+``mine --all-eligible`` or ``incident`` (whose cassettes hold stand-ins), and violation
+output redacts them."""
 
 from __future__ import annotations
 
@@ -116,13 +117,52 @@ def test_incident_writes_no_personal_value(traces: Path) -> None:
     done = _tracemine("incident", "bad.jsonl", "--run", "bad", "--db", "good.duckdb",
                       "--out", "out", cwd=traces)  # fmt: skip
     out = traces / "out"
-    # the cassettes are the recorded runs the module replays; what tracemine wrote about
-    # them — contracts, the test module, the report — names nobody
-    written = [out / "contracts.json", out / "incident.json", *out.glob("test_*.py")]
-    assert len(written) == 3
+    # the folder is meant to be committed: the cassettes hold stand-ins, not the people
+    written = [out / "contracts.json", out / "incident.json", *out.glob("test_*.py"),
+               *out.glob("*.cassette.jsonl")]  # fmt: skip
+    assert len(written) == 5
     for path in written:
         assert _leaks(path.read_text("utf-8")) == [], path.name
     assert _leaks(done.stdout + done.stderr) == []
+    assert "stand-ins for" in done.stdout
+    report = json.loads((out / "incident.json").read_text("utf-8"))
+    assert report["personal_values_replaced"] >= len(PERSONAL) - 2
+    # the stand-ins keep what the contracts see: the written test module still passes
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(next(out.glob("test_*.py")))], cwd=out, text=True,
+                         capture_output=True)  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    # same values, same stand-in: a customer's card is one number in every call
+    lines = (out / "incident.cassette.jsonl").read_text("utf-8").splitlines()[1:]
+    incident = [json.loads(line) for line in lines]
+    cards = {call["arguments"]["card"] for call in incident if call["tool"] == "pay"}
+    assert len(cards) == 1 and all(isinstance(c, int) for c in cards)
+
+
+def test_incident_keeps_recorded_values_when_asked(traces: Path) -> None:
+    _tracemine("incident", "bad.jsonl", "--run", "bad", "--db", "good.duckdb",
+               "--out", "kept", "--keep-personal", cwd=traces)  # fmt: skip
+    recorded = (traces / "kept" / "incident.cassette.jsonl").read_text("utf-8")
+    assert FAILING["payee"] in recorded
+
+
+def test_stand_ins_keep_the_shape_of_what_they_replace() -> None:
+    from tracemine.incident.standins import StandIns
+    from tracemine.model.personal import personal_kind
+
+    standins = StandIns([{"seed": 1}])
+    for key, value in [item for person in [*PEOPLE, FAILING] for item in person.items()]:
+        made = standins.value(value, f"result.{key}")
+        assert made != value and type(made) is type(value), value
+        assert personal_kind(made) == personal_kind(value), (value, made)
+    assert standins.value(4155550123, "args.count") == 4155550123  # digits alone: a count
+    assert standins.value(17, "args.quantity") == 17
+    assert (
+        standins.text("call +44 20 7946 0958 or ann@x.org") != "call +44 20 7946 0958 or ann@x.org"
+    )
+    again = StandIns([{"seed": 1}])
+    assert again.value("john smith", "r") == standins.value("john smith", "r")
+    assert StandIns([{"seed": 2}]).value("john smith", "r") != standins.value("john smith", "r")
 
 
 def test_violation_output_redacts_personal_values(traces: Path) -> None:
@@ -180,3 +220,35 @@ def test_merge_drops_mined_personal_literals_and_keeps_declared_enums(tmp_path: 
               if c["kind"] == "one_of"]  # fmt: skip
     assert ["active", "frozen"] in listed and ["New York", "Los Angeles"] in listed
     assert "john smith" not in written and "mary jones" not in written
+
+
+def test_stand_ins_that_change_the_verdict_are_refused(tmp_path: Path) -> None:
+    """A hand-written contract naming a person: stand-ins would make the control run
+    alarm, so the incident says so and points at --keep-personal, instead of writing a
+    test that fails."""
+    from tracemine.errors import InputError
+    from tracemine.incident.outputs import _check_stand_ins
+    from tracemine.incident.report import IncidentReport, Separating
+    from tracemine.incident.standins import StandIns
+
+    contract = {"id": "c_payee", "tool": "pay", "side": "args", "kind": "one_of",
+                "paths": ["args.beneficiary"], "params": {"values": ["john smith"]},
+                "status": "accepted"}  # fmt: skip
+    (tmp_path / "contracts.json").write_text(
+        json.dumps({"schema_version": SCHEMA_VERSION, "contracts": [contract]}), "utf-8"
+    )
+    failing = _calls("bad", "t00", {**PEOPLE[0], **FAILING}, 0.0)
+    control = _calls("r0-0", "t00", PEOPLE[0], 1.0)
+    standins = StandIns(failing + control)
+    report = IncidentReport(
+        name="x", trace="bad.jsonl", run_id="bad", db="good.duckdb", out=str(tmp_path),
+        vocabulary=1, nominal_runs=1, nominal_tasks=1, alarming_on_nominal=0, violated=1,
+        separating=[Separating(contract_id="c_payee", tool="pay", kind="one_of",
+                               paths=["args.beneficiary"], description="payee", tasks=1,
+                               observed="other")],
+    )  # fmt: skip
+    _check_stand_ins(tmp_path, report, failing, control)  # the recorded values: it holds
+    with pytest.raises(InputError, match="--keep-personal") as raised:
+        _check_stand_ins(tmp_path, report, [standins.record(c) for c in failing],
+                         [standins.record(c) for c in control])  # fmt: skip
+    assert "control run 'r0-0' raises an alarm" in str(raised.value)

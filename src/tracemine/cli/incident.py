@@ -33,6 +33,14 @@ def incident_command(
     min_tasks: Annotated[
         int, typer.Option("--min-tasks", metavar="N", help="Tasks a fitted contract needs.")
     ] = 3,
+    keep_personal: Annotated[
+        bool,
+        typer.Option(
+            "--keep-personal",
+            help="Write the recorded personal values into the "
+            "cassettes instead of stand-ins (the folder then holds personal data).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -41,7 +49,8 @@ def incident_command(
     separates the run."""
     with Stages("incident", quiet=quiet) as stages:
         report = run(incident, trace, run_id, db, out, name=name, format=format,
-                     control=control, min_tasks=min_tasks, progress=stages.stage)  # fmt: skip
+                     control=control, min_tasks=min_tasks, keep_personal=keep_personal,
+                     progress=stages.stage)  # fmt: skip
     if as_json:
         print_json(json.dumps({**report.model_dump(mode="json"), "timings": stages.timings},
                               indent=2))  # fmt: skip
@@ -72,6 +81,10 @@ def render(report: IncidentReport) -> None:
         console.print("[red]no contract of the vocabulary separates this run[/]", markup=True)
     for gap in report.missing_vocabulary:
         console.print(f"  [yellow]missing vocabulary[/]: {escape(gap)}", soft_wrap=True)
+    if report.personal_values_replaced:
+        console.print(f"the cassettes hold stand-ins for {report.personal_values_replaced} "
+                      "personal values (emails, phones, names…); --keep-personal writes them "
+                      "as recorded", markup=False, soft_wrap=True)  # fmt: skip
     for path in report.files:
         console.print(f"wrote {path}", markup=False, soft_wrap=True)
 

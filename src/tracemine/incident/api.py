@@ -141,12 +141,15 @@ def incident(
     format: str | None = None,
     control: int = 5,
     min_tasks: int = 3,
+    keep_personal: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> IncidentReport:
     """Separate run ``run_id`` of ``trace`` from the known-good runs in the store ``db``
     and write, into ``out``, the contract fragment, the cassettes of the failing run and
     of ``control`` known-good runs, a pytest module asserting both, and ``incident.json``.
-    ``progress`` is called with the name of each stage as it starts."""
+    ``progress`` is called with the name of each stage as it starts. The cassettes hold
+    stand-ins for personal values (:mod:`tracemine.incident.standins`) unless
+    ``keep_personal``."""
     say = progress or (lambda _stage: None)
     say("reading")
     traces = read_traces(trace, format)
@@ -203,5 +206,6 @@ def incident(
         report.missing_vocabulary = [g.message() for g in find_gaps(failing, grouped, min_tasks)]
     chosen = [by_id[s.contract_id] for s in report.separating]
     say("writing")
-    write_outputs(report, Path(out), failing, nominal, chosen, control)
+    write_outputs(report, Path(out), failing, nominal, chosen, control,
+                  keep_personal=keep_personal)  # fmt: skip
     return report

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from tracemine._atomic import write_atomic
+from tracemine.errors import InputError
 from tracemine.incident.report import IncidentReport
+from tracemine.incident.standins import StandIns
 from tracemine.model.contract import (
     Contract,
     ContractFile,
@@ -17,6 +19,7 @@ from tracemine.model.contract import (
     Decision,
     save_contracts,
 )
+from tracemine.monitor import Monitor, replay
 from tracemine.replay import Cassette
 
 LABEL = "incident"
@@ -70,10 +73,20 @@ def test_the_control_runs_raise_no_alarm() -> None:
 '''
 
 
-def _cassette(path: Path, calls: Sequence[Mapping[str, Any]]) -> Path:
-    records = [{k: call.get(k) for k in _RECORD_FIELDS if call.get(k) is not None}
-               for call in calls]  # fmt: skip
-    return Cassette(path, records).save()
+def _records(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: call.get(k) for k in _RECORD_FIELDS if call.get(k) is not None}
+            for call in calls]  # fmt: skip
+
+
+def _violations(contracts: Path, records: Sequence[Mapping[str, Any]]) -> dict[str, set[str]]:
+    """What the written test module will find: contract ids broken, by run."""
+    monitor = Monitor.load(contracts)
+    found: dict[str, set[str]] = {}
+    for run in replay(monitor, records):
+        ids = {v.contract_id for c in run.calls if c.receipt for v in c.receipt.violations}
+        verdict = run.verdict.violations if run.verdict else ()
+        found[run.run_id] = ids | {v.contract_id for v in verdict}
+    return found
 
 
 def module_name(name: str) -> str:
@@ -107,10 +120,24 @@ def write_outputs(
     nominal: Mapping[str, tuple[dict[str, Any], list[dict[str, Any]]]],
     chosen: Sequence[Contract],
     control: int,
+    *,
+    keep_personal: bool = False,
 ) -> None:
-    """Write the files of ``report`` into ``out`` (listed in ``report.files``)."""
+    """Write the files of ``report`` into ``out`` (listed in ``report.files``). Personal
+    values in the cassettes are replaced by stand-ins (:mod:`tracemine.incident.standins`)
+    unless ``keep_personal``."""
     out.mkdir(parents=True, exist_ok=True)
-    files = [_cassette(out / "incident.cassette.jsonl", failing)]
+    incident_records = _records(failing)
+    control_records: list[dict[str, Any]] = []
+    if chosen:
+        report.control_runs = control_runs(nominal, {c.tool for c in chosen}, control)
+        control_records = _records([c for rid in report.control_runs for c in nominal[rid][1]])
+    if not keep_personal:
+        standins = StandIns(incident_records + control_records)
+        incident_records = [standins.record(r) for r in incident_records]
+        control_records = [standins.record(r) for r in control_records]
+        report.personal_values_replaced = standins.replaced
+    files = [Cassette(out / "incident.cassette.jsonl", incident_records).save()]
     if chosen:
         reason = (f"incident {report.name}: run {report.run_id} breaks it, none of "
                   f"{report.nominal_runs} known-good runs does")  # fmt: skip
@@ -126,9 +153,9 @@ def write_outputs(
                         "nominal_tasks": report.nominal_tasks},
         )  # fmt: skip
         files.append(save_contracts(fragment, out / "contracts.json"))
-        report.control_runs = control_runs(nominal, {c.tool for c in chosen}, control)
-        slice_ = [c for rid in report.control_runs for c in nominal[rid][1]]
-        files.append(_cassette(out / "control.cassette.jsonl", slice_))
+        files.append(Cassette(out / "control.cassette.jsonl", control_records).save())
+        if report.personal_values_replaced:
+            _check_stand_ins(out, report, incident_records, control_records)
         what = "; ".join(s.description for s in report.separating)
         module = out / module_name(report.name)
         write_atomic(module, TEST_MODULE.format(
@@ -138,3 +165,29 @@ def write_outputs(
         files.append(module)
     report.files = [str(f) for f in [*files, out / "incident.json"]]
     write_atomic(out / "incident.json", report.model_dump_json(indent=2) + "\n")
+
+
+def _check_stand_ins(
+    out: Path,
+    report: IncidentReport,
+    incident_records: Sequence[Mapping[str, Any]],
+    control_records: Sequence[Mapping[str, Any]],
+) -> None:
+    """Refuse stand-ins that change what the test module finds: the failing run must
+    still break the separating contracts and the control runs none."""
+    wanted = {s.contract_id for s in report.separating}
+    found = set().union(*_violations(out / "contracts.json", incident_records).values())
+    alarms = {rid: ids for rid, ids in _violations(out / "contracts.json",
+                                                   control_records).items() if ids}  # fmt: skip
+    if wanted <= found and not alarms:
+        return
+    what = (
+        f"the failing run no longer breaks {', '.join(sorted(wanted - found))}"
+        if not wanted <= found
+        else f"control run {next(iter(alarms))!r} raises an alarm"
+    )
+    raise InputError(
+        f"{out}: with its personal values replaced by stand-ins, {what}; the separating "
+        "contract depends on a recorded personal value. Pass --keep-personal to write the "
+        "recorded values (the folder then holds personal data: do not commit it as is)"
+    )

@@ -39,4 +39,7 @@ class IncidentReport(BaseModel):
         "vocabulary or mining lacks to say them",
     )
     control_runs: list[str] = Field(default_factory=list)
+    personal_values_replaced: int = Field(
+        0, description="distinct personal values the cassettes hold as stand-ins"
+    )
     files: list[str] = Field(default_factory=list)
