@@ -40,7 +40,8 @@ ReaderOption = Annotated[
         "--format",
         "-f",
         metavar="NAME",
-        help=f"Reader to use instead of detecting one per file: {', '.join(READERS)}.",
+        help=f"Reader to use, one of {', '.join(sorted(READERS))} (default: detected "
+        "for each file from its first records).",
     ),
 ]
 FoldsOption = Annotated[

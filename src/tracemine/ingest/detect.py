@@ -23,6 +23,7 @@ def detect_format(path: Path) -> str:
     """Name of the reader for ``path``; :class:`UnknownFormatError` when none fits."""
     seen = 0
     first_shape = "nothing readable"
+    almost: tuple[str, str] | None = None  # (reader, what it expected) of a near miss
     try:
         for _, unit in iter_units(path):
             if isinstance(unit, BadUnit):
@@ -34,11 +35,21 @@ def detect_format(path: Path) -> str:
             for cls in READERS.values():
                 if cls.sniff(unit):
                     return cls.name
+                if almost is None:
+                    said = cls.near_miss(unit)
+                    if said:
+                        almost = (cls.name, said)
             seen += 1
             if seen >= _SNIFF_UNITS:
                 break
     except OSError as exc:
         raise UnknownFormatError(f"{path}: cannot read: {exc}") from None
+    if almost is not None:
+        name, said = almost
+        raise UnknownFormatError(
+            f"{path}: looks like a {name} export, but {said}; "
+            f"with --format {name} the records it cannot read are quarantined"
+        )
     raise UnknownFormatError(
         f"{path}: no reader recognises this file (first record: {first_shape}); "
         f"pass --format, one of: {', '.join(READERS)}"

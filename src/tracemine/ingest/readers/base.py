@@ -106,6 +106,13 @@ class Reader:
         raise NotImplementedError
 
     @classmethod
+    def near_miss(cls, unit: Any) -> str | None:
+        """For a first unit this reader does not take but nearly does (a platform's
+        export with a field renamed or missing), one line saying what it expected;
+        detection then reports that line instead of "no reader recognises this file"."""
+        return None
+
+    @classmethod
     def splittable(cls, unit: Any) -> bool:
         """True when a file whose first unit is ``unit`` may be cut between any two
         units and read in pieces: every unit of it holds whole runs, and the reader keeps
