@@ -17,7 +17,7 @@ CASES = sorted(
     for p in FIXTURES.rglob("*")
     if p.is_file()
     and not p.name.endswith(".golden.json")
-    and p.suffix in (".json", ".jsonl", ".gz")
+    and p.suffix in (".json", ".jsonl", ".gz", ".parquet")
 )
 
 

@@ -45,7 +45,7 @@ __all__ = [
 
 INGEST_MEMORY_LIMIT = "512MB"
 CHECKPOINT_EVERY = "1GB"
-TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz")
+TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".gz", ".parquet")
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:

@@ -1,15 +1,21 @@
 """Reading a trace file as a stream of units: JSONL lines, or elements of a top-level
-JSON array (streamed with ijson), or one whole JSON object. ``.gz`` is read transparently.
-Memory stays flat for JSONL and for arrays, however large the file."""
+JSON array (streamed with ijson), or one whole JSON object, or the rows of a parquet file
+(a dataframe saved with ``to_parquet``). ``.gz`` is read transparently for the JSON
+layouts. Memory stays flat for JSONL, for arrays and for parquet, however large the file."""
 
 from __future__ import annotations
 
+import base64
 import codecs
 import hashlib
 import io
+import math
+import uuid
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,6 +31,8 @@ from tracemine.ingest.readers.base import (
 )
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_PARQUET_MAGIC = b"PAR1"  # a parquet file starts (and ends) with it
+_PARQUET_BATCH = 1024  # rows of a parquet file turned into Python objects at a time
 
 
 @dataclass(slots=True)
@@ -305,13 +313,28 @@ def file_hash(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
+def is_parquet(path: Path) -> bool:
+    """Whether the file starts with parquet's magic bytes (whatever its name)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(_PARQUET_MAGIC)) == _PARQUET_MAGIC
+    except OSError:
+        return False  # said when the file is read
+
+
 def layout(path: Path, limits: Limits = DEFAULT) -> str:
-    """'jsonl', 'array' or 'document', judged from the first line. A file that is one
-    JSON array on one line is an 'array', read element by element as the same array
-    written over many lines is (a JSONL line that is an array is a unit of its own)."""
+    """'parquet' for a file that starts with parquet's magic bytes ('gzip-parquet' for
+    one inside gzip, which is not read); else 'jsonl', 'array' or 'document', judged
+    from the first line. A file that is one JSON array on one line is an 'array', read
+    element by element as the same array written over many lines is (a JSONL line that
+    is an array is a unit of its own)."""
+    if is_parquet(path):
+        return "parquet"
     with open_binary(path, limits) as handle:
         try:
             first = handle.readline(_probe_bytes(limits) + 1)
+            if handle.raw.gzip and first.startswith(_PARQUET_MAGIC):
+                return "gzip-parquet"
             if handle.raw.cut_at is not None and first[-1:] != b"\n":
                 return "jsonl"  # cut inside the first line: quarantined as lines are
             stripped = first.strip()
@@ -364,18 +387,90 @@ Progress = Callable[[int], None]
 def iter_units(
     path: Path, progress: Progress | None = None, limits: Limits = DEFAULT
 ) -> Iterator[tuple[int, Any]]:
-    """Yield ``(position, unit)``: position is the 1-based line (JSONL) or element number
-    (array); a unit that cannot be parsed is a :class:`BadUnit`, and so is one past
-    ``limits``, and the point where the file broke (truncated, corrupt, a gzip bomb): the
-    file is read no further. ``progress`` is called now and then with the number of bytes
-    of the file read so far."""
+    """Yield ``(position, unit)``: position is the 1-based line (JSONL), element number
+    (array) or row number (parquet); a unit that cannot be parsed is a :class:`BadUnit`,
+    and so is one past ``limits``, and the point where the file broke (truncated, corrupt,
+    a gzip bomb): the file is read no further. ``progress`` is called now and then with
+    the number of bytes of the file read so far."""
     shape = layout(path, limits)
-    if shape == "jsonl":
+    if shape == "parquet":
+        yield from _iter_parquet(path, progress)
+    elif shape == "gzip-parquet":  # parquet is read in place, by its footer: not a stream
+        reason = (
+            f"{path.name} is a gzip-compressed parquet file: decompress it first "
+            "(parquet compresses its own pages)"
+        )
+        yield 1, BadUnit(reason, b"", stops=True)
+    elif shape == "jsonl":
         yield from _iter_jsonl(path, progress, limits)
     elif shape == "array":
         yield from _iter_array(path, limits)
     else:
         yield from _iter_document(path, limits)
+
+
+def _iter_parquet(path: Path, progress: Progress | None) -> Iterator[tuple[int, Any]]:
+    """The rows of a parquet file, each a unit: a dict from column name to value, read a
+    batch of rows at a time (a row group is the most pyarrow holds), numbered from 1.
+    Values become what JSON would hold (:func:`_plain`). A file pyarrow cannot open, or
+    that breaks part way, ends in one :class:`BadUnit` naming the file."""
+    import pyarrow as pa  # a dependency, but a heavy one: imported for parquet files only
+    import pyarrow.parquet as pq
+
+    broken = (pa.ArrowException, OSError, ValueError, EOFError)
+    try:
+        handle = pq.ParquetFile(path)
+    except broken as exc:
+        reason = f"parquet file {path.name} cannot be read (corrupt or truncated): {exc}"
+        yield 1, BadUnit(reason, b"", stops=True)
+        return
+    position = 0
+    try:
+        total = max(handle.metadata.num_rows, 1)
+        size = path.stat().st_size
+        for batch in handle.iter_batches(batch_size=_PARQUET_BATCH):
+            for row in batch.to_pylist(maps_as_pydicts="lossy"):
+                position += 1
+                yield position, {str(key): _plain(value) for key, value in row.items()}
+            if progress is not None:
+                progress(min(size * position // total, size))
+    except broken as exc:
+        reason = (
+            f"parquet file {path.name} is corrupt or truncated after row {position}: "
+            f"{type(exc).__name__}: {exc}"
+        )
+        yield position + 1, BadUnit(reason, b"", stops=True)
+    finally:
+        handle.close()
+
+
+def _plain(value: Any) -> Any:
+    """A parquet value as JSON would hold it: structs and maps as dicts, lists as lists,
+    times as ISO 8601 text, a duration as seconds, decimals as numbers, bytes as text
+    (base64 when not UTF-8). A NaN float is None: it is how pandas writes a missing
+    number, and parquet's own missing value is None too."""
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, Decimal):
+        return float(value) if value.is_finite() else str(value)
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return base64.b64encode(value).decode("ascii")
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return str(value)
 
 
 def _parsed(raw: bytes) -> Any:
