@@ -189,7 +189,7 @@ def nominal_calls_sql(where: str, task_table: str | None, size: int = PART_CALLS
     CREATE OR REPLACE TABLE tm_calls AS
     WITH nominal AS (
         SELECT c.call_key, c.tool, coalesce({source}, 'run:' || c.run_id) AS task, c.run_id,
-               c.call_id, c.seq, {source} IS NULL AS task_missing,
+               coalesce(r.trial, -1) AS trial, c.call_id, c.seq, {source} IS NULL AS task_missing,
                hash(c.tool, CAST(c.arguments AS VARCHAR), CAST(c.result AS VARCHAR)) AS content
         FROM calls c JOIN runs r ON r.run_id = c.run_id {join}
         WHERE c.status = 'ok' AND ({where})
@@ -206,17 +206,20 @@ def nominal_calls_sql(where: str, task_table: str | None, size: int = PART_CALLS
 
 def order_sql(alias: str = "c") -> str:
     """SQL: the order calls (``tm_calls`` rows aliased ``alias``) are chosen in wherever
-    only some are taken (counterexamples, samples): by what they said, then task, run
-    and position, with the key last only to break ties between identical calls."""
+    only some are taken (counterexamples, samples): by what they said, then task, trial,
+    run and position, with the key last only to break ties between identical calls. The
+    trial comes before the run id because formats name runs differently (a platform
+    names a run by its trace id): trials of a task are then taken in the same order
+    whatever format carried them."""
     a = alias
-    return (f"{{'content': {a}.content, 'task': {a}.task, 'run': {a}.run_id, "
-            f"'seq': coalesce({a}.seq, -1), 'key': {a}.call_key}}")  # fmt: skip
+    return (f"{{'content': {a}.content, 'task': {a}.task, 'trial': {a}.trial, "
+            f"'run': {a}.run_id, 'seq': coalesce({a}.seq, -1), 'key': {a}.call_key}}")  # fmt: skip
 
 
 def order_of(found: dict) -> tuple:
     """The Python tuple of an :func:`order_sql` value (a dict), which sorts alike."""
-    return (int(found["content"]), str(found["task"]), str(found["run"]), int(found["seq"]),
-            int(found["key"]))  # fmt: skip
+    return (int(found["content"]), str(found["task"]), int(found["trial"]), str(found["run"]),
+            int(found["seq"]), int(found["key"]))  # fmt: skip
 
 
 def survey_sql() -> str:
