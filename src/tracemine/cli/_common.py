@@ -40,7 +40,7 @@ ReaderOption = Annotated[
         "--format",
         "-f",
         metavar="NAME",
-        help=f"Reader to use, one of {', '.join(sorted(READERS))} (default: detected "
+        help=f"Reader to use: {', '.join(sorted(READERS))} (default: the one detected "
         "for each file from its first records).",
     ),
 ]
