@@ -1,9 +1,10 @@
 """The same calls give the same contracts whatever format carried them.
 
-The simulator's runs (every suite) are written as OpenAI chat, as OTLP spans, as flat
-lines and as flat lines in reverse order, each file ingested into its own store and
+The simulator's runs (every suite) are written in every format it writes (OpenAI chat,
+OTLP spans, flat lines, flat lines in reverse order, Phoenix spans dataframe rows,
+LangSmith runs), each file ingested into its own store and
 mined: the candidate files must be identical but for what names the source (the store,
-the files' fingerprint) and timings. The comparison says which contracts and which of
+the files' fingerprint, run ids: compared as task and trial) and timings. The comparison says which contracts and which of
 their fields differ, so a failure points at the leak.
 """
 
@@ -13,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from tracemine.ingest import ingest
@@ -58,7 +60,7 @@ def _reversed_flat(runs: list[dict[str, Any]], path: Path) -> Path:
     return written
 
 
-VARIANTS = ("openai_chat", "otlp", "flat", "flat-reversed")
+VARIANTS = ("openai_chat", "otlp", "flat", "flat-reversed", "phoenix", "langsmith")
 
 
 @pytest.fixture(scope="module")
@@ -78,10 +80,28 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+def _runs_by_task(db: Path) -> dict[str, str]:
+    """Each run id of a store as ``task/trial``: OTLP and OpenAI chat carry the simulator's
+    run id, Phoenix and LangSmith name a run by its trace id, as those platforms do."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT run_id, task_id, trial FROM runs").fetchall()
+    return {run: f"{task}/{trial}" for run, task, trial in rows}
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {k: names.get(v, v) if k == "run_id" and isinstance(v, str)
+                else _renamed(v, names) for k, v in value.items()}  # fmt: skip
+    if isinstance(value, list):
+        return [_renamed(v, names) for v in value]
+    return value
+
+
 def comparable(db: Path, **options: Any) -> dict[str, Any]:
-    """The candidate file as written, less what names its source or says how long it took."""
+    """The candidate file as written, less what names its source or says how long it
+    took, runs named by their task and trial."""
     found = mine(db, **options)
-    document = json.loads(found.model_dump_json(exclude_none=True))
+    document = _renamed(json.loads(found.model_dump_json(exclude_none=True)), _runs_by_task(db))
     document.pop("generated_at")
     provenance = document["provenance"]
     for name in ("store", "seconds"):

@@ -65,7 +65,11 @@ def test_every_view_of_a_result_gets_the_same_verdict(
 ) -> None:
     contracts, monitor = mined
     trace = write_traces(evaluation, tmp_path / f"eval.{format}.jsonl", format)
-    records = {(c["run_id"], c["seq"]): c for c in read_traces(trace).calls}
+    read = read_traces(trace)
+    # a platform names a run by its trace id: the simulator's run id through task and trial
+    ours = {(run["task_id"], run["trial"]): run["run_id"] for run in evaluation}
+    name = {r["run_id"]: ours[(r["task_id"], r["trial"])] for r in read.runs}
+    records = {(name[c["run_id"]], c["seq"]): c for c in read.calls}
     parsed: dict[Key, frozenset[str]] = {}
     for run in evaluation:
         for call in run["calls"]:
@@ -81,7 +85,7 @@ def test_every_view_of_a_result_gets_the_same_verdict(
             carried = record["result_text"] if record["result_text"] is not None else result
             flagged = "ok" if format == "openai_chat" else status
             assert violated(monitor.check(tool, args, carried, status=flagged)) == parsed[key]
-    replayed = {(o.run_id, o.seq): violated(o.receipt)
+    replayed = {(name[o.run_id], o.seq): violated(o.receipt)
                 for r in replay(monitor, records.values()) for o in r.calls if o.receipt}  # fmt: skip
     assert replayed == parsed
     found = Counter(cid for ids in parsed.values() for cid in ids)

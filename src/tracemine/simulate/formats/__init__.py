@@ -16,12 +16,14 @@ from typing import Any
 
 from tracemine._atomic import write_atomic
 from tracemine.errors import InputError
-from tracemine.simulate.formats import flat, openai_chat, otlp
+from tracemine.simulate.formats import flat, langsmith, openai_chat, otlp, phoenix
 
 FORMATS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
     "openai_chat": openai_chat.write_run,
     "otlp": otlp.write_run,
     "flat": flat.write_run,
+    "phoenix": phoenix.write_run,
+    "langsmith": langsmith.write_run,
 }
 _RUN_KEYS = ("task_id", "trial", "family", "reward", "run_outcome")
 
@@ -32,9 +34,9 @@ def dump_line(unit: Any) -> str:
 
 
 def write_traces(runs: Iterable[dict[str, Any]], path: str | Path, format: str) -> Path:
-    """Write ``runs`` to ``path`` as JSONL in ``format`` (``openai_chat``, ``otlp`` or
-    ``flat``); a path ending in ``.gz`` is gzip-compressed with a fixed header, so the
-    same runs always give the same bytes."""
+    """Write ``runs`` to ``path`` as JSONL in ``format`` (one of :data:`FORMATS`); a path
+    ending in ``.gz`` is gzip-compressed with a fixed header, so the same runs always give
+    the same bytes."""
     writer = FORMATS.get(format)
     if writer is None:
         raise InputError(f"unknown trace format {format!r}; choose one of: {', '.join(FORMATS)}")
