@@ -199,7 +199,8 @@ def test_the_chain_ends_in_success_or_one_line(
         contracts = merged if code == 0 else mined
         extra = {"pytest": ["--traces", logs], "openapi-overlay": ["--spec", root / "openapi.json"]}
         for target, out in [("native", "native.json"), ("jsonschema", "schemas"),
-                            ("openapi-overlay", "overlay.yaml"), ("pytest", "test_x.py")]:  # fmt: skip
+                            ("openapi-overlay", "overlay.yaml"), ("pytest", "test_x.py"),
+                            ("mcp", "tools.json")]:  # fmt: skip
             cli("export", "-c", contracts, "-f", target, "-o", root / out,
                 "--include-proposed", *extra.get(target, []))  # fmt: skip
         for enforced in (contracts, run_level):

@@ -128,7 +128,7 @@ def test_export_cli(mined: Any, tmp_path: Path) -> None:
     assert unknown.exit_code == 2 and "native, jsonschema" in unknown.output
 
 
-@pytest.mark.parametrize("fmt", ["native", "jsonschema", "openapi-overlay", "pytest"])
+@pytest.mark.parametrize("fmt", ["native", "jsonschema", "openapi-overlay", "pytest", "mcp"])
 def test_nothing_accepted_writes_empty_targets_and_says_so(
     fmt: str, mined: Any, tmp_path: Path
 ) -> None:

@@ -1,7 +1,8 @@
 """Stage: export. Reviewed contracts to the harnesses that run them, one target a module:
 
     native.py          the contract file the monitor reads (only contracts to enforce)
-    jsonschema.py      one JSON Schema 2020-12 per tool result (an MCP outputSchema)
+    jsonschema.py      one JSON Schema 2020-12 per tool result
+    mcp.py             each tool's MCP outputSchema, as tools/list declares it
     overlay.py         an OpenAPI Overlay 1.0 adding the contracts to the source spec
     pytest_module.py   a test module replaying recorded traces through the monitor
 

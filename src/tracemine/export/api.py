@@ -10,7 +10,7 @@ from typing import Any
 
 from tracemine._atomic import remove_stale_temporaries, write_atomic
 from tracemine.errors import InputError
-from tracemine.export import jsonschema, native, overlay, pytest_module
+from tracemine.export import jsonschema, mcp, native, overlay, pytest_module
 from tracemine.export._base import Exported, ExportReport, Options, select_contracts
 from tracemine.model.contract import ContractFile, load_contracts
 from tracemine.review import ReviewFile, apply_review, is_stale, load_review, review_path
@@ -20,6 +20,7 @@ FORMATS: dict[str, ModuleType] = {
     "jsonschema": jsonschema,
     "openapi-overlay": overlay,
     "pytest": pytest_module,
+    "mcp": mcp,
 }
 """Export targets by name; each module has ``export(contracts, source, out, options)``."""
 
@@ -39,10 +40,10 @@ def export_contracts(
     """Export the accepted contracts (and proposed ones with ``include_proposed``) to
     ``format``: ``native`` (the monitor's contract file), ``jsonschema`` (a directory of
     one schema per tool result), ``openapi-overlay`` (needs ``spec``; tools map to
-    operationIds unless ``mapping`` says otherwise) or ``pytest`` (a test module replaying
-    ``traces``). Decisions come from ``review``, or from the review file beside a
-    contracts path when there is one. The report lists every contract the target could
-    not express, with the reason.
+    operationIds unless ``mapping`` says otherwise), ``pytest`` (a test module replaying
+    ``traces``) or ``mcp`` (each tool's ``outputSchema``, for ``tools/list``). Decisions
+    come from ``review``, or from the review file beside a contracts path when there is
+    one. The report lists every contract the target could not express, with the reason.
 
     >>> report = export_contracts("candidates.json", "jsonschema", "schemas/")  # doctest: +SKIP
     >>> [(u.id, u.reason) for u in report.unexpressed]  # doctest: +SKIP
