@@ -57,6 +57,15 @@ def wrap_command(
     listen: Annotated[
         str, typer.Option("--listen", metavar="HOST:PORT", help="Where to serve with --http.")
     ] = "127.0.0.1:8765",
+    advertise: Annotated[
+        Path | None,
+        typer.Option(
+            "--advertise",
+            metavar="FILE",
+            help="Add export --format mcp's outputSchema to tools/list where the server "
+            "declares none.",
+        ),
+    ] = None,
 ) -> None:
     """Put a transparent proxy before an MCP server: COMMAND on stdio, or --http URL.
 
@@ -64,7 +73,7 @@ def wrap_command(
     """
     code = run(wrap, command or [], contracts=contracts, record=record, task=task,
                task_key=task_key, note=note, include_proposed=include_proposed, http=http,
-               listen=listen)  # fmt: skip
+               listen=listen, advertise=advertise)  # fmt: skip
     raise typer.Exit(code)
 
 

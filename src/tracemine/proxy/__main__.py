@@ -23,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     wrapping.add_argument("--include-proposed", action="store_true")
     wrapping.add_argument("--http", metavar="URL")
     wrapping.add_argument("--listen", metavar="HOST:PORT", default="127.0.0.1:8765")
+    wrapping.add_argument("--advertise", metavar="FILE")
     wrapping.add_argument("server", nargs=argparse.REMAINDER, metavar="-- COMMAND...")
     replaying = commands.add_parser("replay", help="serve a recorded session")
     replaying.add_argument("cassette", metavar="CASSETTE")
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         return wrap(server, contracts=options.contracts, record=options.record,
                     task=options.task, task_key=options.task_key, note=options.note,
                     include_proposed=options.include_proposed, http=options.http,
-                    listen=options.listen)  # fmt: skip
+                    listen=options.listen, advertise=options.advertise)  # fmt: skip
     except TracemineError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from tracemine.monitor import Monitor, Run
 from tracemine.monitor.hooks import mcp_payload
+from tracemine.proxy._advertise import advertised_listing, structured
 from tracemine.proxy._receipts import annotated, receipt_meta
 from tracemine.proxy._wire import dumps, id_text
 
@@ -34,8 +35,13 @@ class Checker:
         log: TextIO,
         task: str | None = None,
         task_key: str = "task_id",
+        advertise: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.monitor, self.note, self.log = monitor, note, log
+        self.advertise = advertise or {}
+        self.listings: set[str] = set()  # tools/list ids, when there are schemas to add
+        self.advertised: set[str] = set()  # tools given a schema in a tools/list answer
+        self.structuring: set[str] = set()  # tools/call ids of those tools
         self.run_id, self.task, self.task_key = run_id, task, task_key
         self.run_state = monitor.start_run(run_id) if monitor is not None else None
         self.task_runs: dict[str, Run] = {}  # a task named in a call's _meta -> its run
@@ -57,11 +63,17 @@ class Checker:
             cancelled = id_text(params.get("requestId")) or ""
             self.unanswered.discard(cancelled)
             self.pending.pop(cancelled, None)
+            self.listings.discard(cancelled)
+            self.structuring.discard(cancelled)
         if key is None or not isinstance(method, str):
             return
         self.unanswered.add(key)
         # _checked is empty without a monitor: no call is pending then
         name = params.get("name")
+        if method == "tools/list" and self.advertise:
+            self.listings.add(key)
+        if method == "tools/call" and name in self.advertised:
+            self.structuring.add(key)
         if method == "tools/call" and isinstance(name, str) and name in self._checked:
             task = self._call_task(params) if self.task is None else None
             self.pending[key] = (params["name"], params.get("arguments") or {}, task)
@@ -95,6 +107,12 @@ class Checker:
         if "method" not in message:
             self.unanswered.discard(id_text(message.get("id")) or "")
 
+    @property
+    def waiting(self) -> bool:
+        """Whether an answer the server sends may be written anew (a result to check, or a
+        listing or result ``--advertise`` adds to)."""
+        return bool(self.pending or self.listings or self.structuring)
+
     def checked_line(self, line: bytes, value: Any) -> tuple[bytes, dict[str, Any]]:
         """The line to send on and the receipts attached (keyed by batch position, ``""``
         for a single message)."""
@@ -102,19 +120,45 @@ class Checker:
         items = value if batch else [value]
         out: list[Any] = []
         receipts: dict[str, Any] = {}
+        changed = False
         for position, item in enumerate(items):
+            if isinstance(item, dict) and (self.listings or self.structuring):
+                added = self.with_advertised(item)
+                changed = changed or added is not item
+                item = added
             meta = self.check(item) if isinstance(item, dict) else None
             if meta is None:
                 out.append(item)
                 continue
             receipts[str(position) if batch else ""] = meta
             out.append(annotated(item, meta, self.note))
-        if not receipts:
+        if not receipts and not changed:
             return line, receipts
         try:
             return dumps(out if batch else out[0]), receipts
         except ValueError:  # NaN in the server's answer: sent on as it came
             return line, receipts
+
+    def with_advertised(self, response: dict[str, Any]) -> dict[str, Any]:
+        """``response`` with what ``--advertise`` adds: the schemas in a ``tools/list``
+        answer, ``structuredContent`` in a result of a tool given one (:mod:`tracemine.
+        proxy._advertise`); ``response`` itself when nothing is added."""
+        key = id_text(response.get("id"))
+        if key is None or "method" in response:
+            return response
+        result = response.get("result")
+        listing, calling = key in self.listings, key in self.structuring
+        self.listings.discard(key)
+        self.structuring.discard(key)
+        if not isinstance(result, dict):
+            return response  # a JSON-RPC error: nothing to add to
+        added = None
+        if listing:
+            added, given = advertised_listing(result, self.advertise)
+            self.advertised |= given
+        elif calling:
+            added = structured(result)
+        return response if added is None else {**response, "result": added}
 
     def check(self, response: dict[str, Any]) -> dict[str, Any] | None:
         key = id_text(response.get("id"))

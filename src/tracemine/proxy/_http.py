@@ -53,6 +53,7 @@ class HttpProxy:
         task: str | None = None,
         task_key: str = "task_id",
         note: bool = False,
+        advertise: dict[str, dict[str, Any]] | None = None,
         log: TextIO | None = None,
     ) -> None:
         target = urlsplit(upstream)
@@ -64,6 +65,7 @@ class HttpProxy:
         self.target, self.address = target, (host, int(port))
         self.monitor, self.record, self.note = monitor, record, note
         self.task, self.task_key = task, task_key
+        self.advertise = advertise
         self.log = log if log is not None else sys.stderr
         self.sessions: dict[str, tuple[Checker, Transcript | None]] = {}
         self._lock = threading.Lock()
@@ -78,7 +80,8 @@ class HttpProxy:
                                             session=name or None)  # fmt: skip
                 run_id = transcript.session if transcript else name or None
                 checker = Checker(self.monitor, run_id, note=self.note, log=self.log,
-                                  task=self.task, task_key=self.task_key)  # fmt: skip
+                                  task=self.task, task_key=self.task_key,
+                                  advertise=self.advertise)  # fmt: skip
                 self.sessions[name] = (checker, transcript)
             return self.sessions[name]
 
@@ -202,7 +205,7 @@ def _checked(data: bytes, checker: Checker, transcript: Transcript | None) -> by
     """A JSON body or event data as it goes on to the client, recorded on the way."""
     value = parse(data)
     out, receipts = data, dict[str, Any]()
-    if value is not None and checker.pending:
+    if value is not None and checker.waiting:
         try:
             out, receipts = checker.checked_line(data, value)
             out = out.rstrip(b"\n") if not data.endswith(b"\n") else out

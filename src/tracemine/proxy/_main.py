@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tracemine.monitor import Monitor
+from tracemine.proxy._advertise import load_advertised
 from tracemine.proxy._checker import PREFIX
 from tracemine.proxy._http import HttpProxy
 from tracemine.proxy._replay import Recording, ReplayServer
@@ -28,6 +29,7 @@ def wrap(
     include_proposed: bool = False,
     http: str | None = None,
     listen: str = "127.0.0.1:8765",
+    advertise: str | Path | None = None,
     log: TextIO | None = None,
 ) -> int:
     """Run the proxy (stdio for ``command``, HTTP for ``http``); its exit code. A user's
@@ -38,13 +40,15 @@ def wrap(
         monitor = Monitor.load(contracts, include_proposed=include_proposed)
         for notice in monitor.notices:
             log.write(f"{PREFIX}{notice}\n")
+    schemas = load_advertised(advertise) if advertise is not None else None
     if http is not None:
         if command:
             raise ProxyError("give a server command or --http URL, not both")
         return HttpProxy(http, listen, monitor=monitor, record=record, task=task,
-                         task_key=task_key, note=note, log=log).serve()  # fmt: skip
+                         task_key=task_key, note=note, advertise=schemas,
+                         log=log).serve()  # fmt: skip
     return Proxy(command, monitor=monitor, record=record, task=task, task_key=task_key,
-                 note=note, log=log).run()  # fmt: skip
+                 note=note, advertise=schemas, log=log).run()  # fmt: skip
 
 
 def replay(path: str | Path) -> int:

@@ -63,6 +63,7 @@ class Proxy:
         task: str | None = None,
         task_key: str = "task_id",
         note: bool = False,
+        advertise: dict[str, dict[str, Any]] | None = None,
         grace: float = 2.0,
         client_in: int = 0,
         client_out: int = 1,
@@ -79,9 +80,8 @@ class Proxy:
             Transcript(record, task=task, task_key=task_key) if record is not None else None
         )
         session = self.transcript.session if self.transcript else None
-        self.checker = Checker(
-            monitor, session, note=note, log=self.log, task=task, task_key=task_key
-        )
+        self.checker = Checker(monitor, session, note=note, log=self.log, task=task,
+                               task_key=task_key, advertise=advertise)  # fmt: skip
         self.client_closed = threading.Event()
         self.client_gone = False
 
@@ -184,7 +184,7 @@ class Proxy:
         for line in lines(fd):
             value = parse(line)
             out, receipts = line, dict[str, Any]()
-            if self.checker.pending and value is not None:
+            if self.checker.waiting and value is not None:
                 try:
                     out, receipts = self.checker.checked_line(line, value)
                 except Exception:  # advisory: a failed check never holds back the answer
