@@ -47,6 +47,11 @@ STAGES: list[tuple[str, list[str]]] = [
          "{out}/jsonschema", "--include-proposed"],
     ),
     (
+        "export each tool's MCP outputSchema (for tools/list, or mcp wrap --advertise)",
+        ["export", "--contracts", "{out}/merged.json", "--format", "mcp", "--out",
+         "{out}/mcp.tools.json", "--include-proposed"],
+    ),
+    (
         "check the recorded traces: the regression gate a CI job would run",
         ["check", "{data}/all.otlp.jsonl.gz", "--contracts", "{out}/contracts.json",
          "--include-proposed", "--junit", "{out}/check.junit.xml"],
