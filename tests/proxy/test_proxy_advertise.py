@@ -109,3 +109,49 @@ def test_a_bad_advertise_file_is_one_line_naming_it(tmp_path: Path, text: str, s
     assert done.returncode == 2
     assert done.stderr.startswith(f"error: --advertise {path}: ") and said in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_advertise_over_streamable_http(tmp_path: Path) -> None:
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from test_proxy_http import _free_port, _wait_for
+
+    contracts, tools = _contracts(tmp_path)
+    server_port, proxy_port = _free_port(), _free_port()
+    server = subprocess.Popen([PY, str(PLAIN), "--http", str(server_port)],
+                              stderr=subprocess.DEVNULL)  # fmt: skip
+    proxy = subprocess.Popen([PY, "-m", "tracemine.proxy", "wrap", "--advertise", str(tools),
+                              "--contracts", str(contracts),
+                              "--http", f"http://127.0.0.1:{server_port}/mcp",
+                              "--listen", f"127.0.0.1:{proxy_port}"],
+                             stderr=subprocess.DEVNULL)  # fmt: skip
+
+    async def run() -> tuple[Any, Any, Any]:
+        url = f"http://127.0.0.1:{proxy_port}/mcp"
+        async with (
+            streamable_http_client(url) as (read, write, *_),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            listed = await client.list_tools()
+            good = await client.call_tool("get_item", {"item_id": "#I1"})
+            try:
+                await client.call_tool("get_item", {"item_id": "#I9"})
+            except RuntimeError as exc:
+                return listed, good, exc
+            return listed, good, None
+
+    try:
+        _wait_for(server_port, server)
+        _wait_for(proxy_port, proxy)
+        listed, good, refused = anyio.run(run)
+    finally:
+        for process in (proxy, server):
+            process.kill()
+            process.wait()
+    exported = json.loads(tools.read_text())["tools"][0]
+    schemas = {t.name: t.output_schema for t in listed.tools}
+    assert exported["name"] == "get_item" and schemas["get_item"] == exported["outputSchema"]
+    assert good.structured_content == {"item_id": "#I1", "stock": 4}
+    assert isinstance(refused, RuntimeError) and "Invalid structured content" in str(refused)
