@@ -41,3 +41,23 @@ def test_numbers_beyond_float32_still_fit_a_tree() -> None:
     assert found is not None
     predicate, calls, _ = found
     assert calls == 20 and predicate.op in ("<", "<=") and 20 <= predicate.value < 1e300
+
+
+def test_a_column_of_huge_numbers_with_gaps_fits_a_tree() -> None:
+    """The tree sums each column in float32 when a value is missing (NaN): values near the
+    top of float32's range overflowed that sum, a warning that ended the whole mine."""
+    values = [float(n) for n in range(1, 21)] + [3.4e38] * 10 + [float("nan")] * 5
+    rows = len(values)
+    present = np.array([not np.isnan(v) for v in values])
+    feature = Feature(path="args.n", present=present, values=np.array(values))
+    target = Target(
+        tool="t", side="result", path="result.items", kind=Kind.NON_EMPTY,
+        keys=np.arange(rows), folds=np.zeros(rows, int), tasks=np.arange(rows),
+        violated=np.array([v > 1e30 for v in values]), features=[feature],
+    )  # fmt: skip
+    found = _best(target, np.ones(rows, bool), 5, {}, "key")
+    assert found is not None
+    predicate, *_ = found
+    # the split falls between the small values and the huge ones
+    assert predicate.path == "args.n" and predicate.op in ("<=", "<", ">=", ">")
+    assert 20 <= float(predicate.value) < 3.4e38

@@ -20,8 +20,10 @@ Column = tuple[int, tuple[str, Any]]
 """A design-matrix column: (feature index, (test, category))."""
 MIN_LEAF = 5
 MIN_CALLS = 10
-# the tree reads its input as float32 and refuses what is infinite there (1e308 is), so
-# values are clipped to its range: the order of the values, all a split needs, is kept
+# the tree reads its input as float32 and refuses what is infinite there (1e308 is), and
+# it sums each column in float32, which two values near the top of that range overflow.
+# So values are clipped to FLOAT32_MAX / (rows + 1): no column sum can overflow, and the
+# order of the values, all a split needs, is kept for every value below about 1e31
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -57,7 +59,8 @@ def _columns(features: list[Feature]) -> tuple[np.ndarray, list[Column]]:
         columns.append(feature.present)
         names.append((index, ("present", None)))
     matrix = np.column_stack(columns).astype(float)
-    return np.clip(matrix, -FLOAT32_MAX, FLOAT32_MAX), names
+    bound = FLOAT32_MAX / (len(matrix) + 1)
+    return np.clip(matrix, -bound, bound), names
 
 
 def _best(
