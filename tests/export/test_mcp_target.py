@@ -26,7 +26,8 @@ def test_each_output_schema_is_an_mcp_tool_declaration(mined: Any, tmp_path: Pat
     document = json.loads(out.read_text("utf-8"))
     assert report.exported > 0 and report.files == [str(out)]
     tools = {t["name"]: t["outputSchema"] for t in document["tools"]}
-    assert set(tools) == {tool for tool, _ in mined.ok_results() if tool in tools} and tools
+    # every tool listed is one the traces called (the set is not empty)
+    assert tools and set(tools) <= {tool for tool, _ in mined.ok_results()}
     for name, schema in tools.items():
         # the SDK's Tool type, as a server declares it in tools/list
         declared = mcp_types.Tool(name=name, input_schema={"type": "object"},

@@ -8,7 +8,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,21 +84,28 @@ def file_names(tools: Iterable[str]) -> dict[str, str]:
     return names
 
 
+def tool_schemas(
+    contracts: list[Contract], source: ContractFile, result: Exported
+) -> Iterator[tuple[str, list[Contract], dict[str, Any]]]:
+    """Each tool's contracts and the result schema they imply, for the tools it says
+    something of; what a schema cannot say goes to ``result`` as skipped."""
+    hints_all = type_hints(source.contracts)
+    for tool, items in by_tool(contracts).items():
+        hints = {path: t for (name, path), t in hints_all.items() if name == tool}
+        schema, skipped = result_schema(tool, items, hints)
+        for contract, reason in skipped:
+            result.skip(contract, reason)
+        if schema["x-tracemine-contracts"]:  # else nothing of this tool's result is said
+            yield tool, items, schema
+
+
 def export(
     contracts: list[Contract], source: ContractFile, out: Path, options: Options
 ) -> Exported:
     """One ``<tool>.result.schema.json`` per tool in the directory ``out``."""
     result = Exported()
-    hints_all = type_hints(source.contracts)
-    grouped = by_tool(contracts)
-    names = file_names(grouped)
-    for tool, items in grouped.items():
-        hints = {path: t for (name, path), t in hints_all.items() if name == tool}
-        schema, skipped = result_schema(tool, items, hints)
-        for contract, reason in skipped:
-            result.skip(contract, reason)
-        if len(schema["x-tracemine-contracts"]) == 0:
-            continue  # nothing of this tool's result could be said
+    names = file_names(c.tool for c in contracts)
+    for tool, _, schema in tool_schemas(contracts, source, result):
         result.exported += len(schema["x-tracemine-contracts"])
         text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
         result.files[out / names[tool]] = text

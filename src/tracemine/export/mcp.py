@@ -20,9 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tracemine.export._base import Exported, Options, by_tool
-from tracemine.export._fragments import type_hints
-from tracemine.export.jsonschema import result_schema
+from tracemine.export._base import Exported, Options
+from tracemine.export.jsonschema import tool_schemas
 from tracemine.model.contract import Contract, ContractFile
 
 NOT_AN_OBJECT = (
@@ -36,16 +35,9 @@ def output_schemas(
     """The ``outputSchema`` of each tool the contracts say something of, and what could
     not be said."""
     result = Exported()
-    hints_all = type_hints(source.contracts)
     schemas: dict[str, dict[str, Any]] = {}
-    for tool, items in by_tool(contracts).items():
-        hints = {path: t for (name, path), t in hints_all.items() if name == tool}
-        schema, skipped = result_schema(tool, items, hints)
-        for contract, reason in skipped:
-            result.skip(contract, reason)
+    for tool, items, schema in tool_schemas(contracts, source, result):
         expressed = set(schema["x-tracemine-contracts"])
-        if not expressed:
-            continue
         declared = schema.get("type")
         if declared is None:
             # MCP already requires an object here: saying so narrows nothing
