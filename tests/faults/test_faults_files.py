@@ -12,14 +12,23 @@ from tracemine.cli import app
 from tracemine.errors import InputError
 from tracemine.faults import FaultClass, ground_truth_path, inject_file
 from tracemine.ingest import ingest, read_traces
-from tracemine.ingest.readers import READERS, flat, langsmith, openai_chat, otlp, phoenix
+from tracemine.ingest.readers import (
+    READERS,
+    anthropic,
+    flat,
+    langsmith,
+    mcp,
+    openai_chat,
+    otlp,
+    phoenix,
+)
 from tracemine.simulate import FORMATS, simulate, write_traces
 
 
 def traces(tmp_path: Path, format: str) -> Path:
     # the readers of the project itself: imported plainly, so a missing one fails
     assert READERS[format].__module__ in {
-        m.__name__ for m in (flat, langsmith, openai_chat, otlp, phoenix)
+        m.__name__ for m in (anthropic, flat, langsmith, mcp, openai_chat, otlp, phoenix)
     }
     return write_traces(simulate("all", tasks=15, seed=8), tmp_path / f"in.{format}.jsonl", format)
 

@@ -181,6 +181,25 @@ def test_inspector_entry_carries_its_response_and_duration() -> None:
     assert got["source_pointer"] == "/message"
 
 
+def test_a_wrapper_says_the_runs_trial_and_outcome() -> None:
+    said = {"session_id": "s1", "task_id": "t-7", "trial": 2, "reward": 0.5,
+            "run_outcome": "success", "family": "refunds"}  # fmt: skip
+    sink = read({**said, "direction": "send", "message": call(1)},
+                {**said, "trial": "not a number", "direction": "recv",
+                 "message": answer(1, content=text("{}"))})  # fmt: skip
+    (got,) = sink.calls
+    runs = [r for r in sink.runs if r["run_id"] == got["run_id"]]
+    assert runs and runs[0]["task_id"] == "t-7"
+    assert {k: runs[0][k] for k in ("trial", "reward", "run_outcome", "family")} == {
+        "trial": 2,
+        "reward": 0.5,
+        "run_outcome": "success",
+        "family": "refunds",
+    }
+    plain = read({"session_id": "s2", "direction": "send", "message": call(1)})
+    assert all(r["trial"] is None and r["run_outcome"] is None for r in plain.runs)
+
+
 def test_bad_units() -> None:
     with pytest.raises(BadRecord):
         read("not a message")

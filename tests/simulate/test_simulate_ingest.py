@@ -10,15 +10,32 @@ from typer.testing import CliRunner
 
 from tracemine.cli import app
 from tracemine.ingest import ingest
-from tracemine.ingest.readers import READERS, flat, langsmith, openai_chat, otlp, phoenix
+from tracemine.ingest.readers import (
+    READERS,
+    anthropic,
+    flat,
+    langsmith,
+    mcp,
+    openai_chat,
+    otlp,
+    phoenix,
+)
 from tracemine.simulate import FORMATS, simulate, write_traces
 
 
 def test_every_simulated_format_has_its_reader() -> None:
     # the project's own readers are imported plainly above: a missing one fails, never skips
-    for module in (flat, langsmith, openai_chat, otlp, phoenix):
+    for module in (anthropic, flat, langsmith, mcp, openai_chat, otlp, phoenix):
         assert module.__name__.rpartition(".")[2] in FORMATS
-    assert set(FORMATS) == {"flat", "langsmith", "openai_chat", "otlp", "phoenix"}
+    assert set(FORMATS) == {
+        "anthropic",
+        "flat",
+        "langsmith",
+        "mcp",
+        "openai_chat",
+        "otlp",
+        "phoenix",
+    }
     for name in FORMATS:
         assert READERS[name].__module__ == f"tracemine.ingest.readers.{name}"
 
@@ -52,9 +69,8 @@ def test_cli_writes_traces_and_openapi(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["commerce.flat.jsonl", "commerce.langsmith.jsonl",
-                     "commerce.openai_chat.jsonl", "commerce.openapi.yaml", "commerce.otlp.jsonl",
-                     "commerce.phoenix.jsonl"]  # fmt: skip
+    assert names == sorted([f"commerce.{name}.jsonl" for name in FORMATS]
+                           + ["commerce.openapi.yaml"])  # fmt: skip
     again = tmp_path / "again"
     assert CliRunner().invoke(app, [*args[:-1], str(again)]).exit_code == 0
     for name in names:

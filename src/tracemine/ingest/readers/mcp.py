@@ -26,10 +26,11 @@ and the spec's own cancellation example do not keep the JSON type of an id.
 Runs are sessions: the wrapper's session id, else the file (a new ``initialize`` or
 ``server/discover`` after tool calls starts the file's next run, as ids restart with a new
 stdio session). A session's task id is the wrapper's ``task_id`` (``tracemine mcp wrap
---task``); failing that, a call that names its task in ``params._meta`` (under the
-wrapper's ``task_key``, else the field of ingest's ``--task-key``, else ``task_id``) is
-in the run ``<session>/<task>`` of that task, so one session that served several tasks
-is mined as several runs.
+--task``), and ``trial``, ``reward``, ``run_outcome`` and ``family`` on the wrapper are
+the run's too (an evaluation harness's additions); failing a task id, a call that names
+its task in ``params._meta`` (under the wrapper's ``task_key``, else the field of
+ingest's ``--task-key``, else ``task_id``) is in the run ``<session>/<task>`` of that
+task, so one session that served several tasks is mined as several runs.
 
 The protocol as of MCP 2026-07-28 (modelcontextprotocol.io/specification/2026-07-28), and
 the handshake of 2025-11-25 and before:
@@ -63,6 +64,7 @@ from tracemine.ingest.readers.base import (
     Sink,
     as_dict,
     as_float,
+    as_small_int,
     as_str,
     dumps,
     duration_ms,
@@ -89,6 +91,18 @@ _OPENINGS = ("initialize", "server/discover")
 _VERSION_META = "io.modelcontextprotocol/protocolVersion"
 _CLIENT_META = "io.modelcontextprotocol/clientInfo"
 _SERVER_META = "io.modelcontextprotocol/serverInfo"
+
+
+def _run_fields(wrapper: dict[str, Any]) -> dict[str, Any]:
+    """What a logging wrapper says of its session's run besides the task: ``trial``,
+    ``reward``, ``run_outcome`` and ``family``, where an evaluation harness adds them."""
+    found = {
+        "trial": as_small_int(wrapper.get("trial")),
+        "reward": as_float(wrapper.get("reward")),
+        "run_outcome": as_str(wrapper.get("run_outcome")),
+        "family": as_str(wrapper.get("family")),
+    }
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def _is_message(value: Any) -> TypeGuard[dict[str, Any]]:
@@ -185,6 +199,7 @@ class McpReader(Reader):
             "server": next((as_str(wrapper[k]) for k in _SERVER_KEYS if wrapper.get(k)), None),
             "task": as_str(wrapper.get("task_id")) if wrapper.get("task_id") else None,
             "task_key": as_str(wrapper.get("task_key")) if wrapper.get("task_key") else None,
+            "run": _run_fields(wrapper),
         }
         if isinstance(message, list):  # a batch, logged as one entry
             for position, part in enumerate(message):
@@ -236,6 +251,7 @@ class McpReader(Reader):
                 session_id=ctx["session"],
                 task_id=task if task is not None else ctx["task"],
                 metadata=metadata,
+                **ctx["run"],
             )
             if task is None:
                 self.said.setdefault(base, [])

@@ -16,7 +16,15 @@ from typing import Any
 
 from tracemine._atomic import write_atomic
 from tracemine.errors import InputError
-from tracemine.simulate.formats import flat, langsmith, openai_chat, otlp, phoenix
+from tracemine.simulate.formats import (
+    anthropic,
+    flat,
+    langsmith,
+    mcp,
+    openai_chat,
+    otlp,
+    phoenix,
+)
 
 FORMATS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
     "openai_chat": openai_chat.write_run,
@@ -24,6 +32,8 @@ FORMATS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
     "flat": flat.write_run,
     "phoenix": phoenix.write_run,
     "langsmith": langsmith.write_run,
+    "anthropic": anthropic.write_run,
+    "mcp": mcp.write_run,
 }
 _RUN_KEYS = ("task_id", "trial", "family", "reward", "run_outcome")
 

@@ -27,7 +27,8 @@ from tracemine.simulate.formats._common import (
 )
 
 
-def _turns(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def turns(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The calls grouped by turn (one assistant message each), in order."""
     groups: list[list[dict[str, Any]]] = []
     previous: Any = object()
     for call in calls:
@@ -53,7 +54,7 @@ def write_run(run: dict[str, Any]) -> list[dict[str, Any]]:
         {"role": "user", "content": instruction(run)},
     ]
     late: list[dict[str, Any]] = []
-    for group in _turns(run["calls"]):
+    for group in turns(run["calls"]):
         messages.append(
             {
                 "role": "assistant",
