@@ -4,7 +4,10 @@ the budget's purchase on a toy tool, small corpora, and the promise on fresh tas
 from __future__ import annotations
 
 import math
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +164,38 @@ def test_ten_tasks_keep_structural_contracts_and_say_why_not(tmp_path: Path) -> 
     for tool in small:
         mine_ = [c for c in result.contracts if c.tool == tool and c.side != Side.RUN]
         assert {c.kind for c in mine_ if not c.folded_into} == {Kind.SCHEMA}
+
+
+def test_a_schema_left_out_says_its_price_its_pool_and_why(tmp_path: Path) -> None:
+    """Twelve tasks over all three suites, one trial: a tool has one to three tasks, the
+    pool of result schemas prices them over a 1 % budget, and each tool says so."""
+    runs = simulate("all", tasks=12, seed=3, trials=1)
+    result = _mine(runs, tmp_path)
+    selection = result.provenance["selection"]
+    kept = {c.id for c in result.contracts}
+    reported = 0
+    for line in selection["tools"].values():
+        left = {entry["id"]: entry for entry in line.get("schemas_left_out", ())}
+        for entry in left.values():
+            assert entry["id"] not in kept
+            prior = selection["families"][entry["family"]]
+            assert (
+                entry["pooled_mean"] == prior["mean"] and entry["pooled_over"] == prior["members"]
+            )
+            over = min(entry["price"], entry.get("shape_price", 1.0)) > 0.01
+            assert entry["reason"].startswith("priced over --target-fa 0.01") == over, entry
+            reported += 1
+        if line["kept"] == 0:
+            assert "why" in line
+    assert reported, "some tool of one to three tasks has its result schema left out"
+    done = subprocess.run(
+        [sys.executable, "-m", "tracemine", "mine", "--db", str(tmp_path / "runs.duckdb"),
+         "--out", str(tmp_path / "again.json")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stdout.splitlines() if line.startswith("no result schema")]
+    assert said and "schema/result pooled over" in said[0], done.stdout
 
 
 def _fresh_alarms(result: Any, fresh: list[dict]) -> tuple[int, int]:

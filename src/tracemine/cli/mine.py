@@ -207,11 +207,44 @@ def render(result: ContractFile, out: Path) -> None:
     for line in tools.values():
         if line.get("why"):
             console.print(f"[yellow]no contract[/] {printable(line['why'])}")
+    _schemas_left_out(tools)
     if profile.get("runs_without_task"):
         console.print(
             f"[yellow]{profile['runs_without_task']} runs have no task id[/]: each counts as "
             "its own task; give --task-key to group them"
         )
+
+
+TOOLS_NAMED = 4
+"""Tools a left-out-schema line names before it counts the rest."""
+
+
+def _schemas_left_out(tools: dict[str, dict]) -> None:
+    """Which tools' schemas the budget left out, a line per side, pool and reason: the
+    prices and the pool they came from (``provenance.selection.tools[tool].
+    schemas_left_out`` has each tool's)."""
+    groups: dict[tuple[str, str, str], list[tuple[str, dict]]] = {}
+    for tool, line in tools.items():
+        if line.get("why"):
+            continue  # the tool kept nothing at all, and said why above
+        for left in line.get("schemas_left_out", ()):
+            key = (left["side"], left["family"], left["reason"])
+            groups.setdefault(key, []).append((tool, left))
+    for (side, family, reason), found in groups.items():
+        names = [tool for tool, _ in found]
+        shown = ", ".join(names[:TOOLS_NAMED]) + (
+            f" and {len(names) - TOOLS_NAMED} more" if len(names) > TOOLS_NAMED else ""
+        )
+        prices = sorted(left["price"] for _, left in found)
+        priced = f"{prices[0]:.2%}" + (f"–{prices[-1]:.2%}" if prices[-1] > prices[0] else "")
+        shapes = [left["shape_price"] for _, left in found if "shape_price" in left]
+        shape = f" (shape from {min(shapes):.2%})" if shapes else ""
+        first = found[0][1]
+        pooled = (f"; {family} pooled over {first['pooled_over']} schemas at "
+                  f"{first['pooled_mean']:.2%}" if "pooled_mean" in first else "")  # fmt: skip
+        tool_word = "tool" if len(names) == 1 else "tools"
+        said = f"({printable(shown)}): priced {priced}{shape}{pooled}: {reason}"
+        console.print(f"[yellow]no {side} schema[/] for {len(names)} {tool_word} {said}")
 
 
 def _share(value: object) -> str:

@@ -169,6 +169,10 @@ def select(
             tools[tool]["folded"] = added
         if capped:
             tools[tool]["capped"] = _capped_line(capped, chosen, found, settings)
+        if spend:
+            left = _schemas_left_out(options, chosen, candidates, shapes, settings, priors)
+            if left:
+                tools[tool]["schemas_left_out"] = left
     families = {name: {"a": round(p.a, 6), "b": round(p.b, 6), "mean": round(p.mean, 6),
                        "members": p.members} for name, p in priors.items()}  # fmt: skip
     return Selection(
@@ -450,6 +454,49 @@ def _tool_line(
     if not chosen:
         line["why"] = why_nothing(tool, size, options, faults, settings, priors)
     return line
+
+
+def _schemas_left_out(
+    options: list[Priced],
+    chosen: list[Priced],
+    candidates: dict[str, Candidate],
+    shapes: dict[str, Priced],
+    settings: Settings,
+    priors: dict[str, Prior],
+) -> list[dict[str, Any]]:
+    """Each schema of the tool that the budget left out, its shape too: the side, what it
+    was priced at and from which pool, and why it was not bought, so a tool without its
+    structure says so."""
+    taken = {o.cid for o in chosen}
+    out = []
+    for option in options:
+        if option.contract.kind != Kind.SCHEMA or option.cid in taken:
+            continue
+        shape = shapes.get(candidates[option.cid].fallback or "")
+        if shape is not None and shape.cid in taken:
+            continue
+        family = option.evidence.family or ""
+        prior = priors.get(family)
+        line: dict[str, Any] = {"side": option.contract.side.value, "id": option.cid,
+                                "price": round(option.price, 6), "family": family}  # fmt: skip
+        if prior is not None:
+            line["pooled_mean"] = round(prior.mean, 6)
+            line["pooled_over"] = prior.members
+        tiers = [option] + ([shape] if shape is not None else [])
+        if shape is not None:
+            line["shape_price"] = round(shape.price, 6)
+        if min(t.price for t in tiers) > settings.target_fa:
+            line["reason"] = f"priced over --target-fa {settings.target_fa:g}" + (
+                ", its shape too" if shape is not None else "")  # fmt: skip
+        elif not any(t.catches for t in tiers):
+            line["reason"] = "catches none of the faults sampled for this tool"
+        else:
+            line["reason"] = ("within --target-fa alone, but the budget went to contracts "
+                              "catching more sampled faults per unit of price")  # fmt: skip
+        members = set(candidates[option.cid].members)
+        line["members_kept_alone"] = sum(1 for o in chosen if o.cid in members)
+        out.append(line)
+    return out
 
 
 def why_nothing(
