@@ -274,3 +274,28 @@ def test_candidates_repeating_an_id_are_refused() -> None:
     assert str(raised.value) == (
         f"candidates: contract id {status.id} is repeated: contracts[0] and contracts[2]"
     )
+
+
+def test_a_null_where_a_type_is_declared_contradicts_it(tmp_path: Path) -> None:
+    """A tool that answers ``null`` where its declaration says an object (BFCL's file
+    tools declare ``{"type": "dict", "properties": {}}`` and return nothing): the monitor
+    rejects the null, so the merge must not call the type unexercised."""
+    lines = [
+        json.dumps({"task_id": f"t{i}", "calls": [{"index": 0, "name": "touch", "ok": True,
+                    "arguments": {"file_name": f"f{i}"}, "result": None}]})
+        for i in range(3)
+    ]  # fmt: skip
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text("\n".join(lines) + "\n")
+    ingest([traces], tmp_path / "traces.duckdb")
+
+    def typed(wanted: Any) -> Contract:
+        return Contract(tool="touch", side=Side.RESULT, kind=Kind.TYPE, paths=["result"],
+                        params={"type": wanted}, sources=[Source.DECLARED])  # fmt: skip
+
+    merged = merge(ContractFile(), [typed("object")], db=tmp_path / "traces.duckdb")
+    (declared_type,) = merged.contracts
+    assert declared_type.label == MergeLabel.OBSERVED_VIOLATES_DECLARED
+    assert declared_type.evidence and declared_type.evidence.counterexamples[0].observed == "null"
+    nullable = merge(ContractFile(), [typed(["object", "null"])], db=tmp_path / "traces.duckdb")
+    assert nullable.contracts[0].label == MergeLabel.DECLARED_OBSERVED

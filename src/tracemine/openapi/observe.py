@@ -195,16 +195,19 @@ def _rule(contract: Contract, params: dict[str, Any]) -> tuple[str, str] | None:
     if kind == Kind.NOT_NULL:
         return "TRUE", "v.jtype = 'null'"
     if kind == Kind.TYPE:
+        # a null breaks a type that does not list null, as the monitor reads it
         wanted = p.get("type")
-        if wanted == "integer":
-            return (
-                "v.jtype <> 'null'",
-                "NOT (v.jtype = 'integer' OR (v.jtype = 'number' AND v.num = floor(v.num)))",
-            )
-        if wanted == "number":
-            return "v.jtype <> 'null'", "v.jtype NOT IN ('integer', 'number')"
-        params["want"] = str(wanted)
-        return "v.jtype <> 'null'", "v.jtype <> $want"
+        names = [str(n) for n in (wanted if isinstance(wanted, list) else [wanted])]
+        allowed = []
+        if "integer" in names:
+            allowed.append("v.jtype = 'integer' OR (v.jtype = 'number' AND v.num = floor(v.num))")
+        if "number" in names:
+            allowed.append("v.jtype IN ('integer', 'number')")
+        others = [n for n in names if n not in ("integer", "number")]
+        if others:
+            params["want"] = others
+            allowed.append("list_contains($want, v.jtype)")
+        return "TRUE", f"NOT ({' OR '.join(f'({a})' for a in allowed)})"
     if kind in (Kind.NON_NEGATIVE, Kind.POSITIVE, Kind.RANGE):
         low = 0 if kind != Kind.RANGE else p.get("min")
         high = p.get("max") if kind == Kind.RANGE else None
