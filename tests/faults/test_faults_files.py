@@ -15,6 +15,7 @@ from tracemine.ingest import ingest, read_traces
 from tracemine.ingest.readers import (
     READERS,
     anthropic,
+    braintrust,
     flat,
     langsmith,
     mcp,
@@ -28,7 +29,8 @@ from tracemine.simulate import FORMATS, simulate, write_traces
 def traces(tmp_path: Path, format: str) -> Path:
     # the readers of the project itself: imported plainly, so a missing one fails
     assert READERS[format].__module__ in {
-        m.__name__ for m in (anthropic, flat, langsmith, mcp, openai_chat, otlp, phoenix)
+        m.__name__
+        for m in (anthropic, braintrust, flat, langsmith, mcp, openai_chat, otlp, phoenix)
     }
     return write_traces(simulate("all", tasks=15, seed=8), tmp_path / f"in.{format}.jsonl", format)
 

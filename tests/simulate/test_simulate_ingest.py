@@ -13,6 +13,7 @@ from tracemine.ingest import ingest
 from tracemine.ingest.readers import (
     READERS,
     anthropic,
+    braintrust,
     flat,
     langsmith,
     mcp,
@@ -25,10 +26,11 @@ from tracemine.simulate import FORMATS, simulate, write_traces
 
 def test_every_simulated_format_has_its_reader() -> None:
     # the project's own readers are imported plainly above: a missing one fails, never skips
-    for module in (anthropic, flat, langsmith, mcp, openai_chat, otlp, phoenix):
+    for module in (anthropic, braintrust, flat, langsmith, mcp, openai_chat, otlp, phoenix):
         assert module.__name__.rpartition(".")[2] in FORMATS
     assert set(FORMATS) == {
         "anthropic",
+        "braintrust",
         "flat",
         "langsmith",
         "mcp",

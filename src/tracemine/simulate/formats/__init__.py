@@ -18,6 +18,7 @@ from tracemine._atomic import write_atomic
 from tracemine.errors import InputError
 from tracemine.simulate.formats import (
     anthropic,
+    braintrust,
     flat,
     langsmith,
     mcp,
@@ -34,6 +35,7 @@ FORMATS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
     "langsmith": langsmith.write_run,
     "anthropic": anthropic.write_run,
     "mcp": mcp.write_run,
+    "braintrust": braintrust.write_run,
 }
 _RUN_KEYS = ("task_id", "trial", "family", "reward", "run_outcome")
 
