@@ -15,7 +15,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from tracemine.errors import InputError, TaskKeyError, TracemineError
-from tracemine.ingest.readers import READERS
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -40,8 +39,9 @@ ReaderOption = Annotated[
         "--format",
         "-f",
         metavar="NAME",
-        help=f"Reader to use: {', '.join(sorted(READERS))} (default: the one detected "
-        "for each file from its first records).",
+        # the readers are not listed here: the list grows, and a wrong name lists them
+        help="Reader to use by name, as docs/formats.md lists them; a wrong name lists "
+        "them too (default: detected for each file from its first records).",
     ),
 ]
 FoldsOption = Annotated[
