@@ -20,13 +20,14 @@ from tracemine.ingest.readers import (
     openai_chat,
     otlp,
     phoenix,
+    weave,
 )
 from tracemine.simulate import FORMATS, simulate, write_traces
 
 
 def test_every_simulated_format_has_its_reader() -> None:
     # the project's own readers are imported plainly above: a missing one fails, never skips
-    for module in (anthropic, braintrust, flat, langsmith, mcp, openai_chat, otlp, phoenix):
+    for module in (anthropic, braintrust, flat, langsmith, mcp, openai_chat, otlp, phoenix, weave):
         assert module.__name__.rpartition(".")[2] in FORMATS
     assert set(FORMATS) == {
         "anthropic",
@@ -37,6 +38,7 @@ def test_every_simulated_format_has_its_reader() -> None:
         "openai_chat",
         "otlp",
         "phoenix",
+        "weave",
     }
     for name in FORMATS:
         assert READERS[name].__module__ == f"tracemine.ingest.readers.{name}"

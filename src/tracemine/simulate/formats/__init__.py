@@ -25,6 +25,7 @@ from tracemine.simulate.formats import (
     openai_chat,
     otlp,
     phoenix,
+    weave,
 )
 
 FORMATS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
@@ -36,6 +37,7 @@ FORMATS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
     "anthropic": anthropic.write_run,
     "mcp": mcp.write_run,
     "braintrust": braintrust.write_run,
+    "weave": weave.write_run,
 }
 _RUN_KEYS = ("task_id", "trial", "family", "reward", "run_outcome")
 
