@@ -5,6 +5,8 @@
     mcp.py             each tool's MCP outputSchema, as tools/list declares it
     overlay.py         an OpenAPI Overlay 1.0 adding the contracts to the source spec
     pytest_module.py   a test module replaying recorded traces through the monitor
+    promptfoo.py       a promptfoo config: an assertion a contract over a run's call log
+    deepeval_metric.py a DeepEval metric checking a test case's tool calls
 
 Every target reports the contracts it could not express instead of dropping them.
 

@@ -10,7 +10,15 @@ from typing import Any
 
 from tracemine._atomic import remove_stale_temporaries, write_atomic
 from tracemine.errors import InputError
-from tracemine.export import deepeval_metric, jsonschema, mcp, native, overlay, pytest_module
+from tracemine.export import (
+    deepeval_metric,
+    jsonschema,
+    mcp,
+    native,
+    overlay,
+    promptfoo,
+    pytest_module,
+)
 from tracemine.export._base import Exported, ExportReport, Options, select_contracts
 from tracemine.model.contract import ContractFile, load_contracts
 from tracemine.review import ReviewFile, apply_review, is_stale, load_review, review_path
@@ -22,6 +30,7 @@ FORMATS: dict[str, ModuleType] = {
     "pytest": pytest_module,
     "mcp": mcp,
     "deepeval": deepeval_metric,
+    "promptfoo": promptfoo,
 }
 """Export targets by name; each module has ``export(contracts, source, out, options)``."""
 
@@ -42,10 +51,12 @@ def export_contracts(
     ``format``: ``native`` (the monitor's contract file), ``jsonschema`` (a directory of
     one schema per tool result), ``openapi-overlay`` (needs ``spec``; tools map to
     operationIds unless ``mapping`` says otherwise), ``pytest`` (a test module replaying
-    ``traces``), ``mcp`` (each tool's ``outputSchema``, for ``tools/list``) or ``deepeval``
-    (a DeepEval metric module checking a test case's ``tools_called``). Decisions
-    come from ``review``, or from the review file beside a contracts path when there is
-    one. The report lists every contract the target could not express, with the reason.
+    ``traces``), ``mcp`` (each tool's ``outputSchema``, for ``tools/list``), ``deepeval``
+    (a DeepEval metric module checking a test case's ``tools_called``) or ``promptfoo`` (a
+    promptfoo config: an assertion a contract over a run's call log, and a test a run of
+    ``traces``). Decisions come from ``review``, or from the review file beside a
+    contracts path when there is one. The report lists every contract the target could
+    not express, with the reason.
 
     >>> report = export_contracts("candidates.json", "jsonschema", "schemas/")  # doctest: +SKIP
     >>> [(u.id, u.reason) for u in report.unexpressed]  # doctest: +SKIP
