@@ -17,6 +17,7 @@ from tracemine.ingest.readers import (
     anthropic,
     braintrust,
     flat,
+    langfuse,
     langsmith,
     mcp,
     openai_chat,
@@ -31,7 +32,18 @@ def traces(tmp_path: Path, format: str) -> Path:
     # the readers of the project itself: imported plainly, so a missing one fails
     assert READERS[format].__module__ in {
         m.__name__
-        for m in (anthropic, braintrust, flat, langsmith, mcp, openai_chat, otlp, phoenix, weave)
+        for m in (
+            anthropic,
+            braintrust,
+            flat,
+            langfuse,
+            langsmith,
+            mcp,
+            openai_chat,
+            otlp,
+            phoenix,
+            weave,
+        )
     }
     return write_traces(simulate("all", tasks=15, seed=8), tmp_path / f"in.{format}.jsonl", format)
 

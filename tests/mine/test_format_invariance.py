@@ -2,7 +2,7 @@
 
 The simulator's runs (every suite) are written in every format it writes (OpenAI chat,
 OTLP spans, flat lines, flat lines in reverse order, Phoenix spans dataframe rows,
-LangSmith runs, Anthropic Messages, MCP JSON-RPC transcripts, Braintrust spans, W&B Weave calls), each file ingested into its own store and
+LangSmith runs, Anthropic Messages, MCP JSON-RPC transcripts, Braintrust spans, W&B Weave calls, Langfuse traces), each file ingested into its own store and
 mined: the candidate files must be identical but for what names the source (the store,
 the files' fingerprint, run ids: compared as task and trial) and timings. The comparison says which contracts and which of
 their fields differ, so a failure points at the leak.
@@ -61,7 +61,7 @@ def _reversed_flat(runs: list[dict[str, Any]], path: Path) -> Path:
 
 
 VARIANTS = ("openai_chat", "otlp", "flat", "flat-reversed", "phoenix", "langsmith", "anthropic",
-            "mcp", "braintrust", "weave")  # fmt: skip
+            "mcp", "braintrust", "weave", "langfuse")  # fmt: skip
 
 
 @pytest.fixture(scope="module")

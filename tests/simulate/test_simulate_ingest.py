@@ -15,6 +15,7 @@ from tracemine.ingest.readers import (
     anthropic,
     braintrust,
     flat,
+    langfuse,
     langsmith,
     mcp,
     openai_chat,
@@ -27,12 +28,24 @@ from tracemine.simulate import FORMATS, simulate, write_traces
 
 def test_every_simulated_format_has_its_reader() -> None:
     # the project's own readers are imported plainly above: a missing one fails, never skips
-    for module in (anthropic, braintrust, flat, langsmith, mcp, openai_chat, otlp, phoenix, weave):
+    for module in (
+        anthropic,
+        braintrust,
+        flat,
+        langfuse,
+        langsmith,
+        mcp,
+        openai_chat,
+        otlp,
+        phoenix,
+        weave,
+    ):
         assert module.__name__.rpartition(".")[2] in FORMATS
     assert set(FORMATS) == {
         "anthropic",
         "braintrust",
         "flat",
+        "langfuse",
         "langsmith",
         "mcp",
         "openai_chat",

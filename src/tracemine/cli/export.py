@@ -54,7 +54,9 @@ def export_command(
     ] = None,
     traces: Annotated[
         list[Path] | None,
-        typer.Option("--traces", metavar="FILE", help="Trace file for pytest and promptfoo (repeatable)."),
+        typer.Option(
+            "--traces", metavar="FILE", help="Trace file for pytest and promptfoo (repeatable)."
+        ),
     ] = None,
     verbose: Annotated[
         bool,

@@ -20,6 +20,7 @@ from tracemine.simulate.formats import (
     anthropic,
     braintrust,
     flat,
+    langfuse,
     langsmith,
     mcp,
     openai_chat,
@@ -38,6 +39,7 @@ FORMATS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
     "mcp": mcp.write_run,
     "braintrust": braintrust.write_run,
     "weave": weave.write_run,
+    "langfuse": langfuse.write_run,
 }
 _RUN_KEYS = ("task_id", "trial", "family", "reward", "run_outcome")
 
