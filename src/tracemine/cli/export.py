@@ -55,7 +55,9 @@ def export_command(
     traces: Annotated[
         list[Path] | None,
         typer.Option(
-            "--traces", metavar="FILE", help="Trace file, repeatable (pytest and promptfoo targets)."
+            "--traces",
+            metavar="FILE",
+            help="Trace file, repeatable (pytest and promptfoo targets).",
         ),
     ] = None,
     verbose: Annotated[
