@@ -23,7 +23,13 @@ def export_command(
         ),
     ],
     format: Annotated[
-        str, typer.Option("--format", "-f", metavar="NAME", help=f"Target: {', '.join(FORMATS)}.")
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            metavar="NAME",
+            help=f"Target: {', '.join(FORMATS)} (docs/contracts.md).",
+        ),
     ],
     out: Annotated[
         Path,
