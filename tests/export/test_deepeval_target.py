@@ -5,11 +5,7 @@ and a violating call fails DeepEval's own ``assert_test`` and ``evaluate``."""
 from __future__ import annotations
 
 import copy
-import importlib.util
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,44 +14,23 @@ import pytest
 
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")  # documented; offline either way
 deepeval = pytest.importorskip("deepeval")
+import generated_module  # noqa: E402
 from deepeval.test_case import LLMTestCase, ToolCall  # noqa: E402
+from generated_module import DEMO, export_demo, load_module  # noqa: E402
 
-from tracemine import read_traces  # noqa: E402
 from tracemine.monitor import Monitor, replay  # noqa: E402
-
-ROOT = Path(__file__).parents[2]
-DEMO = ROOT / "mined_contracts" / "merged.json"
-TRACES = ROOT / "data" / "all.otlp.jsonl.gz"
-
-
-def load_module(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"generated_{abs(hash(path))}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, dict[str, Any]]:
     out = tmp_path_factory.mktemp("deepeval") / "tracemine_metric.py"
-    done = subprocess.run(
-        [sys.executable, "-m", "tracemine", "export", "-c", str(DEMO), "-f", "deepeval",
-         "-o", str(out), "--include-proposed", "--json"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
-    assert report["files"] == [str(out), str(out.with_suffix(".json"))]
+    report = export_demo("deepeval", out)
     return load_module(out), report
 
 
 @pytest.fixture(scope="module")
 def demo_runs() -> list[list[dict[str, Any]]]:
-    by_run: dict[str, list[dict[str, Any]]] = {}
-    for call in read_traces(TRACES).calls:
-        by_run.setdefault(str(call["run_id"]), []).append(call)
-    return [sorted(calls, key=lambda c: c["seq"]) for calls in by_run.values()]
+    return generated_module.demo_runs()
 
 
 def case_of(calls: list[dict[str, Any]]) -> LLMTestCase:

@@ -7,6 +7,7 @@
     pytest_module.py   a test module replaying recorded traces through the monitor
     promptfoo.py       a promptfoo config: an assertion a contract over a run's call log
     deepeval_metric.py a DeepEval metric checking a test case's tool calls
+    inspect_scorer.py  an Inspect AI scorer checking a sample's tool calls and results
 
 Every target reports the contracts it could not express instead of dropping them.
 

@@ -12,6 +12,7 @@ from tracemine._atomic import remove_stale_temporaries, write_atomic
 from tracemine.errors import InputError
 from tracemine.export import (
     deepeval_metric,
+    inspect_scorer,
     jsonschema,
     mcp,
     native,
@@ -31,6 +32,7 @@ FORMATS: dict[str, ModuleType] = {
     "mcp": mcp,
     "deepeval": deepeval_metric,
     "promptfoo": promptfoo,
+    "inspect": inspect_scorer,
 }
 """Export targets by name; each module has ``export(contracts, source, out, options)``."""
 
@@ -52,10 +54,11 @@ def export_contracts(
     one schema per tool result), ``openapi-overlay`` (needs ``spec``; tools map to
     operationIds unless ``mapping`` says otherwise), ``pytest`` (a test module replaying
     ``traces``), ``mcp`` (each tool's ``outputSchema``, for ``tools/list``), ``deepeval``
-    (a DeepEval metric module checking a test case's ``tools_called``) or ``promptfoo`` (a
+    (a DeepEval metric module checking a test case's ``tools_called``), ``promptfoo`` (a
     promptfoo config: an assertion a contract over a run's call log, and a test a run of
-    ``traces``). Decisions come from ``review``, or from the review file beside a
-    contracts path when there is one. The report lists every contract the target could
+    ``traces``) or ``inspect`` (an Inspect AI scorer module checking a sample's tool
+    calls). Decisions come from ``review``, or from the review file beside a contracts
+    path when there is one. The report lists every contract the target could
     not express, with the reason.
 
     >>> report = export_contracts("candidates.json", "jsonschema", "schemas/")  # doctest: +SKIP

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tracemine.export._base import Exported, Options
-from tracemine.export.native import native_file
+from tracemine.export.native import module_beside_data
 from tracemine.model.contract import Contract, ContractFile
 
 TEMPLATE = '''"""tracemine's contracts as a DeepEval metric: a test case's tool calls, checked.
@@ -118,22 +118,8 @@ class ToolContracts(BaseMetric):
 '''
 
 
-def data_path(module: Path) -> Path:
-    """Where a module's contracts go: beside it, under its name (``metric.json``)."""
-    return module.with_suffix(".json")
-
-
 def export(
     contracts: list[Contract], source: ContractFile, out: Path, options: Options
 ) -> Exported:
-    """Write the metric module to ``out`` and its contracts beside it (:func:`data_path`)."""
-    native, result = native_file(contracts, source)
-    result.notes = [n for n in result.notes if "include_proposed" not in n]
-    if not out.name.endswith(".py") or not out.stem.isidentifier():
-        result.notes.append(f"{out.name}: name it like a module (deepeval_contracts.py) to "
-                            "import ToolContracts from it")  # fmt: skip
-    include = any(c.status == "proposed" for c in native.contracts)
-    data = data_path(out)
-    result.files[out] = TEMPLATE.format(data=data.name, include_proposed=include)
-    result.files[data] = native.model_dump_json(indent=2) + "\n"
-    return result
+    """Write the module to ``out`` and its contracts beside it, as ``out`` with ``.json``."""
+    return module_beside_data(contracts, source, out, TEMPLATE, "ToolContracts")

@@ -67,6 +67,25 @@ def native_file(contracts: list[Contract], source: ContractFile) -> tuple[Contra
     return out, result
 
 
+def module_beside_data(
+    contracts: list[Contract], source: ContractFile, out: Path, template: str, symbol: str
+) -> Exported:
+    """A generated module at ``out`` whose contracts are the native file beside it
+    (``out`` with ``.json``), so its source holds no value from a trace: ``template`` is
+    formatted with the data file's name and whether proposed contracts are enforced, and
+    ``symbol`` is what a user imports from the module."""
+    native, result = native_file(contracts, source)
+    result.notes = [n for n in result.notes if "include_proposed" not in n]
+    if not out.name.endswith(".py") or not out.stem.isidentifier():
+        result.notes.append(f"{out.name}: name it like a module (tracemine_{symbol.lower()}.py)"
+                            f" to import {symbol} from it")  # fmt: skip
+    include = any(c.status == ContractStatus.PROPOSED for c in native.contracts)
+    data = out.with_suffix(".json")
+    result.files[out] = template.format(data=data.name, include_proposed=include)
+    result.files[data] = native.model_dump_json(indent=2) + "\n"
+    return result
+
+
 def export(
     contracts: list[Contract], source: ContractFile, out: Path, options: Options
 ) -> Exported:
