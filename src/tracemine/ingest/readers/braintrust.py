@@ -56,6 +56,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from tracemine.ingest.readers._common import (
+    TASK_KEYS,
+    THREAD_KEYS,
+    first,
+    platform_call,
+    trace_run,
+)
 from tracemine.ingest.readers.base import (
     BadRecord,
     Reader,
@@ -64,7 +71,6 @@ from tracemine.ingest.readers.base import (
     as_dict,
     as_float,
     as_int,
-    as_small_int,
     as_str,
     dumps,
     parse_arguments,
@@ -74,12 +80,7 @@ from tracemine.ingest.readers.base import (
 )
 from tracemine.ingest.readers.langsmith import _message
 
-_TASK_KEYS = ("task_id", "task.id", "tracemine.task_id")
 _CALL_ID_KEYS = ("tool_call_id", "gen_ai.tool.call.id", "call_id")
-_THREAD_KEYS = ("session_id", "thread_id", "conversation_id")
-_RUN_KEYS = {
-    name: (f"tracemine.{name}", name) for name in ("trial", "family", "reward", "run_outcome")
-}
 _PAGE_KEYS = ("events", "data")  # the fetch API's page, a BTQL query's result
 _SPAN_SHAPE = (
     "a Braintrust span has id, span_id, root_span_id, span_parents, span_attributes "
@@ -117,10 +118,6 @@ def _page(unit: Any) -> list[Any] | None:
         if isinstance(rows, list) and any(_is_span(row) for row in rows[:5]):
             return rows
     return None
-
-
-def _first(found: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    return next((found[k] for k in keys if found.get(k) is not None), None)
 
 
 def _type_of(row: dict[str, Any]) -> str:
@@ -330,8 +327,8 @@ class BraintrustReader(Reader):
             if record is None:
                 record = records[trace] = self._record(trace, traces[trace])
             own = as_dict(row.get("metadata"))
-            task_id = as_str(_first(own, _TASK_KEYS)) or record["task_id"]
-            session = as_str(_first(own, _THREAD_KEYS)) or record["session_id"]
+            task_id = as_str(first(own, TASK_KEYS)) or record["task_id"]
+            session = as_str(first(own, THREAD_KEYS)) or record["session_id"]
             call.update(run_id=trace, task_id=task_id, session_id=session)
             out.call(call)
         for record in records.values():
@@ -345,7 +342,7 @@ class BraintrustReader(Reader):
             out.quarantine(line, pointer, "tool span without a name (span_attributes.name)", row)
             return None
         metadata = as_dict(row.get("metadata"))
-        call_id = as_str(_first(metadata, _CALL_ID_KEYS))
+        call_id = as_str(first(metadata, _CALL_ID_KEYS))
         arguments_raw, arguments, args_error = parse_arguments(row.get("input"))
         status, error_type, error_message = "ok", None, None
         result: Any = None
@@ -371,27 +368,23 @@ class BraintrustReader(Reader):
             status, error_type, error_message = _error(row["error"])
         elif not answered and end is None:
             status = "missing"  # still open: no result came back
-        span_id = row["span_id"]
-        return self.new_call(
-            source_line=line,
-            source_pointer=pointer,
-            run_id="",  # the trace's, decided with its run
-            call_id=call_id or span_id,
-            result_call_id=(call_id or span_id) if status != "missing" else None,
-            id_pairing="exact" if call_id and status != "missing" else "inferred",
+        return platform_call(
+            self,
+            line=line,
+            pointer=pointer,
+            own_id=call_id,
+            node_id=row["span_id"],
+            status=status,
+            started_at=start,
+            ended_at=end,
             tool=tool,
             arguments_raw=arguments_raw,
             arguments=arguments,
             arguments_error=args_error,
             result=result,
             result_text=result_text,
-            status=status,
             error_type=error_type,
             error_message=error_message,
-            started_at=start,
-            ended_at=end,
-            duration_ms=(end - start).total_seconds() * 1000 if start and end else None,
-            anomalies=[],
         )
 
     def _record(self, trace: str, members: list[dict[str, Any]]) -> dict[str, Any]:
@@ -401,38 +394,23 @@ class BraintrustReader(Reader):
             for key, value in as_dict(member.get("metadata")).items():
                 metadata.setdefault(key, value)
         root = members[0] if members and _is_root(members[0]) else {}
-        task_id, task_from = as_str(_first(metadata, _TASK_KEYS)), "metadata"
+        task_id, task_from = as_str(first(metadata, TASK_KEYS)), "metadata"
         origin = as_dict(root.get("origin"))
         if task_id is None and origin.get("object_type") == "dataset" and origin.get("id"):
             task_id, task_from = as_str(origin["id"]), "origin"
         if task_id is None and _type_of(root) == "eval" and root.get("input") is not None:
             task_id, task_from = f"input:{_digest(root['input'])}", "input"
-        reward = _first(metadata, _RUN_KEYS["reward"])
-        facts = {
-            k: v
-            for k, v in metadata.items()
-            if isinstance(v, str | int | float | bool) and k not in _CALL_ID_KEYS
+        extra: dict[str, Any] = {
+            key: root[key]
+            for key in ("experiment_id", "project_id", "log_id")
+            if isinstance(root.get(key), str) and key not in metadata
         }
-        run_metadata: dict[str, Any] = {"run_id_source": "root_span_id", **facts}
-        for key in ("experiment_id", "project_id", "log_id"):
-            if isinstance(root.get(key), str):
-                run_metadata.setdefault(key, root[key])
-        if task_id is not None:
-            run_metadata["task_id_from"] = task_from
         if origin:
-            run_metadata["origin"] = {k: v for k, v in origin.items() if isinstance(v, str)}
+            extra["origin"] = {k: v for k, v in origin.items() if isinstance(v, str)}
         scores = {k: v for k, v in as_dict(root.get("scores")).items() if as_float(v) is not None}
         if scores:
-            run_metadata["scores"] = scores
-        if len(dumps(run_metadata)) > 20_000:  # a metadata blob says nothing a run needs
-            run_metadata = {"run_id_source": "root_span_id", "task_id_from": task_from}
-        return self.new_run(
-            run_id=trace,
-            task_id=task_id,
-            session_id=as_str(_first(metadata, _THREAD_KEYS)),
-            trial=as_small_int(_first(metadata, _RUN_KEYS["trial"])),
-            family=as_str(_first(metadata, _RUN_KEYS["family"])),
-            reward=as_float(reward) if reward is not None else None,
-            run_outcome=as_str(_first(metadata, _RUN_KEYS["run_outcome"])),
-            metadata=run_metadata,
-        )
+            extra["scores"] = scores
+        return trace_run(
+            self, trace, metadata, id_source="root_span_id", task=(task_id, task_from),
+            session=as_str(first(metadata, THREAD_KEYS)), extra=extra, own_keys=_CALL_ID_KEYS,
+        )  # fmt: skip

@@ -60,6 +60,14 @@ import ast
 import contextlib
 from typing import Any
 
+from tracemine.ingest.readers._common import (
+    RUN_KEYS,
+    TASK_KEYS,
+    TraceTree,
+    first,
+    platform_call,
+    trace_run,
+)
 from tracemine.ingest.readers.base import (
     BadRecord,
     Reader,
@@ -67,7 +75,6 @@ from tracemine.ingest.readers.base import (
     _message_of,
     as_dict,
     as_float,
-    as_small_int,
     as_str,
     dumps,
     loads,
@@ -82,11 +89,7 @@ TYPES = frozenset(
     ("SPAN", "GENERATION", "EVENT", "AGENT", "TOOL", "CHAIN", "RETRIEVER", "EVALUATOR",
      "EMBEDDING", "GUARDRAIL")
 )  # fmt: skip
-_TASK_KEYS = ("task_id", "task.id", "tracemine.task_id")
 _CALL_ID_KEYS = ("tool_call_id", "toolCallId", "gen_ai.tool.call.id", "tool_call.id")
-_RUN_KEYS = {
-    name: (f"tracemine.{name}", name) for name in ("trial", "family", "reward", "run_outcome")
-}
 _OBSERVATION_SHAPE = (
     "a Langfuse observation has id, traceId, type, name, startTime, endTime, input, "
     "output, level, statusMessage, parentObservationId"
@@ -173,10 +176,6 @@ def _marked_tool(metadata: dict[str, Any]) -> bool:
     return False
 
 
-def _first(found: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    return next((found[k] for k in keys if found.get(k) is not None), None)
-
-
 def _literal(text: str) -> Any:
     """A Python literal (what ``str()`` of a dict gives), or None."""
     if len(text) > _LITERAL_CHARS or not text.lstrip().startswith("{"):
@@ -245,8 +244,7 @@ class LangfuseReader(Reader):
         super().__init__(source_file)
         self.calls: list[dict[str, Any]] = []
         # Langfuse observation id -> (parent id, trace id, metadata, session id)
-        self.observations: dict[str, tuple[str | None, str | None, dict[str, Any], str | None]]
-        self.observations = {}
+        self.observations = TraceTree(orphans_are_roots=True)
         # trace id -> (metadata, session id, reward score, name)
         self.traces: dict[str, tuple[dict[str, Any], str | None, float | None, str | None]] = {}
 
@@ -316,7 +314,7 @@ class LangfuseReader(Reader):
         scores = trace.get("scores")
         reward = next(
             (as_float(s.get("value")) for s in (scores if isinstance(scores, list) else [])
-             if isinstance(s, dict) and s.get("name") in _RUN_KEYS["reward"]),
+             if isinstance(s, dict) and s.get("name") in RUN_KEYS["reward"]),
             None,
         )  # fmt: skip
         session = as_str(_get(trace, "sessionId", "session_id")) or None
@@ -355,12 +353,12 @@ class LangfuseReader(Reader):
         trace_id = _trace_of(obs) or trace
         metadata = _object(obs.get("metadata"))
         session = as_str(_get(obs, "sessionId", "session_id")) or None
-        self.observations[obs_id] = (parent, trace_id, metadata, session)
+        self.observations.add(obs_id, parent, trace_id, metadata, session)
         kind = obs["type"].upper()
         if kind == "TOOL" or (kind == "SPAN" and _marked_tool(metadata)):
             call = self._call(obs, obs_id, metadata, line, pointer, out)
             if call is not None:
-                call["_trace"], call["_parent"], call["_metadata"] = trace_id, parent, metadata
+                call.update(_trace=trace_id, _parent=parent, _metadata=metadata, _thread=None)
                 self.calls.append(call)
 
     def _call(
@@ -379,7 +377,7 @@ class LangfuseReader(Reader):
             return None
         arguments_raw, arguments, args_error = _arguments(obs.get("input"), metadata)
         answered, result, result_text, message_id, handled = _result(obs.get("output"))
-        call_id = as_str(_first(metadata, _CALL_ID_KEYS) or _first(attributes, _CALL_ID_KEYS))
+        call_id = as_str(first(metadata, _CALL_ID_KEYS) or first(attributes, _CALL_ID_KEYS))
         call_id = call_id or message_id
         status, error_type, error_message = "ok", None, None
         if handled:  # a tool that handled its error returned a ToolMessage saying so
@@ -393,98 +391,40 @@ class LangfuseReader(Reader):
                 status, error_message = "tool_error", _message_of(result) if answered else None
         elif not answered and status == "ok":
             status = "missing"  # open, or ended with nothing: no result came back
-        start = parse_time(_get(obs, "startTime", "start_time"))
-        end = parse_time(_get(obs, "endTime", "end_time"))
-        paired = call_id or obs_id
-        return self.new_call(
-            source_line=line,
-            source_pointer=pointer or None,
-            run_id="",  # the trace's, decided at the end of the file
-            call_id=paired,
-            result_call_id=paired if status != "missing" else None,
-            id_pairing="exact" if call_id and status != "missing" else "inferred",
+        return platform_call(
+            self,
+            line=line,
+            pointer=pointer,
+            own_id=call_id,
+            node_id=obs_id,
+            status=status,
+            started_at=parse_time(_get(obs, "startTime", "start_time")),
+            ended_at=parse_time(_get(obs, "endTime", "end_time")),
             tool=tool,
             arguments_raw=arguments_raw,
             arguments=arguments,
             arguments_error=args_error,
             result=result,
             result_text=result_text,
-            status=status,
             error_type=error_type,
             error_message=error_message,
-            started_at=start,
-            ended_at=end,
-            duration_ms=(end - start).total_seconds() * 1000 if start and end else None,
-            anomalies=[],
         )
 
-    def _root(self, obs_id: str | None) -> str | None:
-        """The root of an observation, through parentObservationId (bounded: a cycle stops)."""
-        seen: set[str] = set()
-        while obs_id is not None and obs_id not in seen:
-            seen.add(obs_id)
-            parent = self.observations.get(obs_id, (None,))[0]
-            if parent is None or parent not in self.observations:
-                return obs_id
-            obs_id = parent
-        return obs_id
-
     def finish(self, out: Sink) -> None:
-        members: dict[str, list[str]] = {}  # trace id -> its observations, the roots first
-        for obs_id, (parent, trace_id, _, _) in self.observations.items():
-            trace = trace_id or self._root(obs_id) or obs_id
-            found = members.setdefault(trace, [])
-            if parent is None or parent not in self.observations:
-                found.insert(0, obs_id)
-            else:
-                found.append(obs_id)
-        records: dict[str, dict[str, Any]] = {}
-        for call in self.calls:
-            parent = call.pop("_parent")
-            trace = call.pop("_trace") or self._root(parent) or call["call_id"]
-            own = call.pop("_metadata")
-            record = records.get(trace)
-            if record is None:
-                record = records[trace] = self._record(trace, members.get(trace, []))
-            task_id = as_str(_first(own, _TASK_KEYS)) or record["task_id"]
-            call.update(run_id=trace, task_id=task_id, session_id=record["session_id"])
-            out.call(call)
-        for record in records.values():
-            out.run(record)
-        self.calls.clear()
-        self.observations.clear()
+        self.observations.emit(self.calls, out, self._record)
         self.traces.clear()
 
     def _record(self, trace: str, members: list[str]) -> dict[str, Any]:
         """The run record of a trace, from its metadata, then its observations' (the
         roots first)."""
         metadata, session, score, name = self.traces.get(trace, ({}, None, None, None))
-        metadata = dict(metadata)
-        for member in members:
-            _, _, found, observed = self.observations[member]
-            for key, value in found.items():
-                if key not in _CALL_ID_KEYS:  # a call's own, not its run's
-                    metadata.setdefault(key, value)
-            session = session or observed
-        task_id, task_from = as_str(_first(metadata, _TASK_KEYS)), "metadata"
-        if task_id is None and session is not None:
-            task_id, task_from = session, "sessionId"
-        reward = _first(metadata, _RUN_KEYS["reward"])
-        facts = {k: v for k, v in metadata.items() if isinstance(v, str | int | float | bool)}
-        run_metadata: dict[str, Any] = {"run_id_source": "traceId", **facts}
-        if task_id is not None:
-            run_metadata["task_id_from"] = task_from
-        if name is not None:
-            run_metadata["trace_name"] = name
-        if len(dumps(run_metadata)) > 20_000:  # a metadata blob says nothing a run needs
-            run_metadata = {"run_id_source": "traceId", "task_id_from": task_from}
-        return self.new_run(
-            run_id=trace,
-            task_id=task_id,
-            session_id=session,
-            trial=as_small_int(_first(metadata, _RUN_KEYS["trial"])),
-            family=as_str(_first(metadata, _RUN_KEYS["family"])),
-            reward=as_float(reward) if reward is not None else score,
-            run_outcome=as_str(_first(metadata, _RUN_KEYS["run_outcome"])),
-            metadata=run_metadata,
-        )
+        metadata, observed = self.observations.merged(members, into=metadata)
+        session = session or observed
+        task = as_str(first(metadata, TASK_KEYS)), "metadata"
+        if task[0] is None and session is not None:
+            task = session, "sessionId"
+        return trace_run(
+            self, trace, metadata, id_source="traceId", task=task, session=session,
+            extra={"trace_name": name} if name is not None else {}, reward=score,
+            own_keys=_CALL_ID_KEYS,  # a call's own, not its run's
+        )  # fmt: skip

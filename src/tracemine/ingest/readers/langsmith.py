@@ -47,27 +47,27 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tracemine.ingest.readers._common import (
+    TASK_KEYS,
+    THREAD_KEYS,
+    TraceTree,
+    first,
+    platform_call,
+    trace_run,
+)
 from tracemine.ingest.readers.base import (
     BadRecord,
     Reader,
     Sink,
     _message_of,
     as_dict,
-    as_float,
-    as_small_int,
     as_str,
-    dumps,
     parse_arguments,
     parse_result_text,
     parse_time,
     text_of_parts,
 )
 
-_TASK_KEYS = ("task_id", "task.id", "tracemine.task_id")
-_THREAD_KEYS = ("session_id", "thread_id", "conversation_id")
-_RUN_KEYS = {
-    name: (f"tracemine.{name}", name) for name in ("trial", "family", "reward", "run_outcome")
-}
 _RUN_SHAPE = (
     "a LangSmith run has id, name, run_type, inputs, outputs, error, start_time, "
     "end_time, extra, parent_run_id, trace_id"
@@ -86,10 +86,6 @@ def _is_run(unit: Any) -> bool:
         and ("inputs" in unit or "outputs" in unit)
         and "id" in unit
     )
-
-
-def _first(found: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    return next((found[k] for k in keys if found.get(k) is not None), None)
 
 
 def _trace_of_dotted(dotted: Any) -> str | None:
@@ -149,8 +145,8 @@ class LangSmithReader(Reader):
     def __init__(self, source_file: str) -> None:
         super().__init__(source_file)
         self.calls: list[dict[str, Any]] = []
-        # LangSmith run id -> (parent id, trace id, metadata, reference example id)
-        self.runs: dict[str, tuple[str | None, str | None, dict[str, Any], str | None]] = {}
+        # LangSmith runs by id, each with its reference example id
+        self.runs = TraceTree()
 
     @classmethod
     def sniff(cls, unit: Any) -> bool:
@@ -194,11 +190,12 @@ class LangSmithReader(Reader):
         parent = as_str(run.get("parent_run_id")) or parent
         trace_id = as_str(run.get("trace_id")) or _trace_of_dotted(run.get("dotted_order"))
         metadata = as_dict(as_dict(run.get("extra")).get("metadata"))
-        self.runs[run_id] = (parent, trace_id, metadata, as_str(run.get("reference_example_id")))
+        self.runs.add(run_id, parent, trace_id, metadata, as_str(run.get("reference_example_id")))
         if run["run_type"].lower() == "tool":
             call = self._call(run, run_id, line, pointer, out)
             if call is not None:
-                call["_trace"], call["_parent"], call["_metadata"] = trace_id, parent, metadata
+                thread = as_str(first(metadata, THREAD_KEYS))
+                call.update(_trace=trace_id, _parent=parent, _metadata=metadata, _thread=thread)
                 self.calls.append(call)
         children = run.get("child_runs")
         for index, child in enumerate(children if isinstance(children, list) else []):
@@ -245,97 +242,37 @@ class LangSmithReader(Reader):
             status = "tool_error"
         elif not (isinstance(outputs, dict) and outputs) and status == "ok":
             status = "missing"  # open, or ended with nothing: no result came back
-        start, end = parse_time(run.get("start_time")), parse_time(run.get("end_time"))
-        return self.new_call(
-            source_line=line,
-            source_pointer=pointer or None,
-            run_id="",  # the trace's, decided at the end of the file
-            call_id=call_id or run_id,
-            result_call_id=(call_id or run_id) if status != "missing" else None,
-            id_pairing="exact" if call_id and status != "missing" else "inferred",
+        return platform_call(
+            self,
+            line=line,
+            pointer=pointer,
+            own_id=call_id,
+            node_id=run_id,
+            status=status,
+            started_at=parse_time(run.get("start_time")),
+            ended_at=parse_time(run.get("end_time")),
             tool=tool,
             arguments_raw=arguments_raw,
             arguments=arguments,
             arguments_error=args_error,
             result=result,
             result_text=result_text,
-            status=status,
             error_type=error_type,
             error_message=error_message,
-            started_at=start,
-            ended_at=end,
-            duration_ms=(end - start).total_seconds() * 1000 if start and end else None,
-            anomalies=[],
         )
 
-    def _root(self, run_id: str | None) -> str | None:
-        """The root of a run, through parent_run_id (bounded: a cycle stops)."""
-        seen: set[str] = set()
-        while run_id is not None and run_id not in seen:
-            seen.add(run_id)
-            parent = self.runs.get(run_id, (None,))[0]
-            if parent is None:
-                return run_id
-            run_id = parent
-        return run_id
-
     def finish(self, out: Sink) -> None:
-        traces: dict[str, list[str]] = {}  # trace id -> its runs, the root first
-        for run_id, (parent, trace_id, _, _) in self.runs.items():
-            trace = trace_id or self._root(run_id) or run_id
-            members = traces.setdefault(trace, [])
-            if parent is None:
-                members.insert(0, run_id)
-            else:
-                members.append(run_id)
-        records: dict[str, dict[str, Any]] = {}
-        for call in self.calls:
-            trace = call.pop("_trace") or self._root(call.pop("_parent")) or call["call_id"]
-            call.pop("_parent", None)
-            own = call.pop("_metadata")
-            record = records.get(trace)
-            if record is None:
-                record = records[trace] = self._record(trace, traces.get(trace, []))
-            task_id = as_str(_first(own, _TASK_KEYS)) or record["task_id"]
-            thread = as_str(_first(own, _THREAD_KEYS)) or record["session_id"]
-            call.update(run_id=trace, task_id=task_id, session_id=thread)
-            out.call(call)
-        for record in records.values():
-            out.run(record)
-        self.calls.clear()
-        self.runs.clear()
+        self.runs.emit(self.calls, out, self._record)
 
     def _record(self, trace: str, members: list[str]) -> dict[str, Any]:
         """The run record of a trace, from its runs' metadata (the root's first)."""
-        metadata: dict[str, Any] = {}
-        example: str | None = None
-        for member in members:
-            _, _, found, reference = self.runs[member]
-            for key, value in found.items():
-                metadata.setdefault(key, value)
-            example = example or reference
-        task_id, task_from = as_str(_first(metadata, _TASK_KEYS)), "metadata"
-        if task_id is None and example is not None:
-            task_id, task_from = example, "reference_example_id"
-        thread = as_str(_first(metadata, _THREAD_KEYS))
-        if task_id is None and thread is not None:
-            task_id, task_from = thread, "thread"
-        reward = _first(metadata, _RUN_KEYS["reward"])
-        facts = {k: v for k, v in metadata.items() if isinstance(v, str | int | float | bool)}
-        run_metadata: dict[str, Any] = {"run_id_source": "trace_id", **facts}
-        if task_id is not None:
-            run_metadata["task_id_from"] = task_from
-        if example is not None:
-            run_metadata["reference_example_id"] = example
-        if len(dumps(run_metadata)) > 20_000:  # a metadata blob says nothing a run needs
-            run_metadata = {"run_id_source": "trace_id", "task_id_from": task_from}
-        return self.new_run(
-            run_id=trace,
-            task_id=task_id,
-            session_id=thread,
-            trial=as_small_int(_first(metadata, _RUN_KEYS["trial"])),
-            family=as_str(_first(metadata, _RUN_KEYS["family"])),
-            reward=as_float(reward) if reward is not None else None,
-            run_outcome=as_str(_first(metadata, _RUN_KEYS["run_outcome"])),
-            metadata=run_metadata,
-        )
+        metadata, example = self.runs.merged(members)
+        task = as_str(first(metadata, TASK_KEYS)), "metadata"
+        if task[0] is None and example is not None:
+            task = example, "reference_example_id"
+        thread = as_str(first(metadata, THREAD_KEYS))
+        if task[0] is None and thread is not None:
+            task = thread, "thread"
+        extra = {"reference_example_id": example} if example is not None else {}
+        return trace_run(self, trace, metadata, id_source="trace_id", task=task,
+                         session=thread, extra=extra)  # fmt: skip

@@ -55,16 +55,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracemine.ingest.readers._common import (
+    TASK_KEYS,
+    TraceTree,
+    first,
+    platform_call,
+    trace_run,
+)
 from tracemine.ingest.readers.base import (
     BadRecord,
     Reader,
     Sink,
     _message_of,
     as_dict,
-    as_float,
-    as_small_int,
     as_str,
-    dumps,
     loads,
     parse_arguments,
     parse_result_text,
@@ -73,10 +77,6 @@ from tracemine.ingest.readers.base import (
 )
 from tracemine.ingest.readers.langsmith import _error, _message
 
-_TASK_KEYS = ("task_id", "task.id", "tracemine.task_id")
-_RUN_KEYS = {
-    name: (f"tracemine.{name}", name) for name in ("trial", "family", "reward", "run_outcome")
-}
 _CALL_SHAPE = (
     "a Weave call has id, op_name, trace_id, parent_id, started_at, ended_at, inputs, "
     "output, exception, attributes, summary"
@@ -93,10 +93,6 @@ def _is_call(unit: Any) -> bool:
         and isinstance(unit.get("trace_id"), str)
         and "id" in unit
     )
-
-
-def _first(found: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    return next((found[k] for k in keys if found.get(k) is not None), None)
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -188,7 +184,7 @@ class WeaveReader(Reader):
         super().__init__(source_file)
         self.calls: list[dict[str, Any]] = []
         # Weave call id -> (parent id, trace id, facts of its attributes, thread id)
-        self.seen: dict[str, tuple[str | None, str | None, dict[str, Any], str | None]] = {}
+        self.seen = TraceTree()
 
     @classmethod
     def sniff(cls, unit: Any) -> bool:
@@ -232,13 +228,14 @@ class WeaveReader(Reader):
         facts = _facts(attributes)
         trace_id = as_str(call.get("trace_id"))
         thread = as_str(call.get("thread_id"))
-        self.seen[call_id] = (as_str(call.get("parent_id")), trace_id, facts, thread)
+        self.seen.add(call_id, as_str(call.get("parent_id")), trace_id, facts, thread)
         op = op_name_of(call["op_name"])
         if not _is_tool(op, attributes):
             return
         record = self._tool_call(call, call_id, op, attributes, line, pointer, out)
         if record is not None:
-            record.update(_trace=trace_id, _weave=call_id, _facts=facts, _thread=thread)
+            # its own id is where its root is looked for: a call is a member of its trace
+            record.update(_trace=trace_id, _parent=call_id, _metadata=facts, _thread=thread)
             self.calls.append(record)
 
     def _tool_call(
@@ -268,28 +265,23 @@ class WeaveReader(Reader):
         elif status == "ok" and result is None and parse_time(call.get("ended_at")) is None:
             status = "missing"  # still running when exported: no result came back
         own_id = as_str(attributes.get("tool_call_id")) or found_id
-        answered = status != "missing"
-        start, end = parse_time(call.get("started_at")), parse_time(call.get("ended_at"))
-        return self.new_call(
-            source_line=line,
-            source_pointer=pointer or None,
-            run_id="",  # the trace's, decided at the end of the file
-            call_id=own_id or call_id,
-            result_call_id=(own_id or call_id) if answered else None,
-            id_pairing="exact" if own_id and answered else "inferred",
+        return platform_call(
+            self,
+            line=line,
+            pointer=pointer,
+            own_id=own_id,
+            node_id=call_id,
+            status=status,
+            started_at=parse_time(call.get("started_at")),
+            ended_at=parse_time(call.get("ended_at")),
             tool=tool,
             arguments_raw=arguments_raw,
             arguments=arguments,
             arguments_error=args_error,
             result=result,
             result_text=result_text,
-            status=status,
             error_type=error_type,
             error_message=error_message,
-            started_at=start,
-            ended_at=end,
-            duration_ms=(end - start).total_seconds() * 1000 if start and end else None,
-            anomalies=[],
         )
 
     @staticmethod
@@ -320,67 +312,13 @@ class WeaveReader(Reader):
             status, error_message = "tool_error", _message_of(result)
         return result, result_text, found_id, status, error_message
 
-    def _root(self, call_id: str | None) -> str | None:
-        """The root of a call, through parent_id (bounded: a cycle stops)."""
-        seen: set[str] = set()
-        while call_id is not None and call_id not in seen:
-            seen.add(call_id)
-            parent = self.seen.get(call_id, (None,))[0]
-            if parent is None:
-                return call_id
-            call_id = parent
-        return call_id
-
     def finish(self, out: Sink) -> None:
-        traces: dict[str, list[str]] = {}  # trace id -> its calls, the root first
-        for call_id, (parent, trace_id, _, _) in self.seen.items():
-            members = traces.setdefault(trace_id or self._root(call_id) or call_id, [])
-            if parent is None:
-                members.insert(0, call_id)
-            else:
-                members.append(call_id)
-        records: dict[str, dict[str, Any]] = {}
-        for call in self.calls:
-            weave_id = call.pop("_weave")
-            trace = call.pop("_trace") or self._root(weave_id) or weave_id
-            own, thread = call.pop("_facts"), call.pop("_thread")
-            record = records.get(trace)
-            if record is None:
-                record = records[trace] = self._record(trace, traces.get(trace, []))
-            task_id = as_str(_first(own, _TASK_KEYS)) or record["task_id"]
-            call.update(run_id=trace, task_id=task_id, session_id=thread or record["session_id"])
-            out.call(call)
-        for record in records.values():
-            out.run(record)
-        self.calls.clear()
-        self.seen.clear()
+        self.seen.emit(self.calls, out, self._record)
 
     def _record(self, trace: str, members: list[str]) -> dict[str, Any]:
         """The run record of a trace, from its calls' attributes (the root's first)."""
-        facts: dict[str, Any] = {}
-        thread: str | None = None
-        for member in members:
-            _, _, found, member_thread = self.seen[member]
-            for key, value in found.items():
-                facts.setdefault(key, value)
-            thread = thread or member_thread
-        task_id, task_from = as_str(_first(facts, _TASK_KEYS)), "attributes"
-        if task_id is None and thread is not None:
-            task_id, task_from = thread, "thread_id"
-        reward = _first(facts, _RUN_KEYS["reward"])
-        scalars = {k: v for k, v in facts.items() if isinstance(v, str | int | float | bool)}
-        metadata: dict[str, Any] = {"run_id_source": "trace_id", **scalars}
-        if task_id is not None:
-            metadata["task_id_from"] = task_from
-        if len(dumps(metadata)) > 20_000:  # an attributes blob says nothing a run needs
-            metadata = {"run_id_source": "trace_id", "task_id_from": task_from}
-        return self.new_run(
-            run_id=trace,
-            task_id=task_id,
-            session_id=thread,
-            trial=as_small_int(_first(facts, _RUN_KEYS["trial"])),
-            family=as_str(_first(facts, _RUN_KEYS["family"])),
-            reward=as_float(reward) if reward is not None else None,
-            run_outcome=as_str(_first(facts, _RUN_KEYS["run_outcome"])),
-            metadata=metadata,
-        )
+        facts, thread = self.seen.merged(members)
+        task = as_str(first(facts, TASK_KEYS)), "attributes"
+        if task[0] is None and thread is not None:
+            task = thread, "thread_id"
+        return trace_run(self, trace, facts, id_source="trace_id", task=task, session=thread)
