@@ -1,0 +1,101 @@
+"""Mining again after a new day of traces: the store of the old traces, mined, gets 10%
+more calls (tasks of their own) and is mined again; the figure is that second mine's time
+against a full mine of a fresh store of all the traces, in the same run.
+
+    python benchmarks/incremental.py                   # 300k calls, then 30k more
+    python benchmarks/incremental.py --calls 100000 --added 0.1 --json out.json
+
+The corpus is ``benchmarks/mine.py``'s narrow shape. Printed: the first mine of the old
+store, the ingest of the new file into it, the mine after it, the full mine of a fresh
+store of both files, the ratio of the two mines, and whether they give the same contracts
+(ids, parameters and evidence). Target: the mine after adding 10% at most 0.2x the full
+mine, with the same contracts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # ``mine`` shadows
+_spec = importlib.util.spec_from_file_location("tracemine_bench_mine", HERE / "mine.py")
+assert _spec is not None and _spec.loader is not None
+_mine = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_mine)
+sys.path.insert(0, str(HERE))
+
+TARGET = 0.2
+
+
+def _contracts(result: Any) -> list[dict[str, Any]]:
+    """What two mines must agree on: each contract but the time it was written."""
+    return sorted((c.model_dump(mode="json", exclude={"generated_at"}) for c in result.contracts),
+                  key=lambda c: c["id"])  # fmt: skip
+
+
+def _timed(step: Any) -> tuple[Any, float]:
+    started = time.perf_counter()
+    out = step()
+    return out, round(time.perf_counter() - started, 2)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300_000, help="calls of the old traces")
+    parser.add_argument("--added", type=float, default=0.1, help="new calls, a share of them")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    args = parser.parse_args()
+
+    from _results import Run, headline
+
+    from tracemine.ingest import ingest
+    from tracemine.mine import mine
+
+    results = Run("incremental")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        old, new = folder / "old.jsonl", folder / "new.jsonl"
+        added = int(args.calls * args.added)
+        _mine.generate(old, args.calls)
+        old_tasks = -(-args.calls // _mine.CALLS_PER_TASK) + 1
+        _mine.generate(new, added, seed=1, first_task=old_tasks)  # tasks of their own
+
+        grown = folder / "grown.duckdb"
+        ingest([old], grown)
+        _, first_s = _timed(lambda: mine(grown, folds=5))
+        _, ingest_s = _timed(lambda: ingest([new], grown))
+        after, after_s = _timed(lambda: mine(grown, folds=5))
+
+        fresh = folder / "fresh.duckdb"
+        ingest([old, new], fresh)
+        full, full_s = _timed(lambda: mine(fresh, folds=5))
+
+    ratio = round(after_s / full_s, 3)
+    a, b = _contracts(after), _contracts(full)
+    same = a == b
+    differ = len({c["id"] for c in a} ^ {c["id"] for c in b})
+    row = {"calls": args.calls, "added": added, "first_mine_s": first_s,
+           "ingest_added_s": ingest_s, "mine_after_s": after_s, "full_mine_s": full_s,
+           "ratio": ratio, "contracts": len(b), "same_contracts": same,
+           "ids_differing": differ}  # fmt: skip
+    print(json.dumps(row, indent=1))
+    met = ratio <= TARGET and same
+    results.write(
+        args.json,
+        {"rows": [row]},
+        [headline("mine after adding 10% more traces (its time, and its ratio to a full mine)",
+                  after_s, "s", size=f"{args.calls:,} + {added:,} calls",
+                  target=f"<= {TARGET}x a full mine, same contracts", met=met, baseline=full_s,
+                  baseline_what="full mine of all the traces", ratio=ratio)],
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
