@@ -24,6 +24,12 @@ import pytest
 from tracemine.ingest import ingest
 
 UPDATE = os.environ.get("TRACEMINE_UPDATE_GOLDEN") == "1"
+FOREIGN_PLUGINS = ("deepeval", "asyncio", "rerunfailures", "repeat")
+"""pytest plugins that packages of the dev environment install, which this suite leaves out"""
+INNER_PYTEST = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                *(arg for name in FOREIGN_PLUGINS for arg in ("-p", f"no:{name}")))  # fmt: skip
+"""The command a test runs a generated test module with: without those plugins, whose
+loading took longer than the module's tests (3 s a run) and whose warnings are not ours."""
 
 
 def _jsonable(value: Any) -> Any:

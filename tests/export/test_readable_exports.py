@@ -17,11 +17,13 @@ from typer.testing import CliRunner
 from tracemine.cli import app
 from tracemine.export import export_contracts
 
+from helpers import INNER_PYTEST
+
 
 def _pytest(module: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "TRACEMINE_TRACES"}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "default",
+        [*INNER_PYTEST, "-W", "default",
          "--rootdir", str(module.parent), str(module)],
         cwd=cwd, capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip

@@ -21,6 +21,8 @@ from tracemine.model.contract import Contract, ContractFile, load_contracts
 from tracemine.monitor import Monitor, replay
 from tracemine.simulate import write_traces
 
+from helpers import INNER_PYTEST
+
 
 def test_native_holds_only_accepted_contracts_and_loads_in_the_monitor(
     mined: Any, tmp_path: Path
@@ -93,7 +95,7 @@ def test_jsonschema_of_a_map_constrains_every_entry() -> None:
 
 def _run_pytest(module: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", module.name],
+        [*INNER_PYTEST, module.name],
         cwd=module.parent, capture_output=True, text=True, env={**os.environ, **(env or {})},
         timeout=300,
     )  # fmt: skip

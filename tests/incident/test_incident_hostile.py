@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import tracemine
 from tracemine.incident import incident
+
+from helpers import INNER_PYTEST
 
 REPLICA = Path(__file__).parents[2] / "data" / "incidents" / "payout_off_file"
 # each closes a docstring, a string or a line in its own way, and then runs code
@@ -59,7 +60,7 @@ def test_hostile_names_reach_the_generated_module_only_as_literals(
     (chosen,) = report.separating
     assert chosen.tool == names["tool"] and names["tool"] in chosen.description  # it got there
     (module,) = out.glob("test_incident_*.py")
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    done = subprocess.run([*INNER_PYTEST,
                            "-p", "no:xdist", module.name], cwd=out, capture_output=True,
                           text=True, timeout=300)  # fmt: skip
     assert not [p.name for p in tmp_path.rglob("PWNED*")], "code from the trace ran"

@@ -18,6 +18,8 @@ import pytest
 import tracemine
 from tracemine.incident import IncidentReport, incident
 
+from helpers import INNER_PYTEST
+
 REPLICAS = Path(__file__).parents[2] / "data" / "incidents"
 # replica → (tool, kind, argument path, earlier call and path) of the contract written
 EXPECTED = {
@@ -79,7 +81,7 @@ def test_incident_separates_the_replica(
 def test_the_written_test_modules_pass(reports: dict[str, tuple[IncidentReport, Path]]) -> None:
     folders = [str(reports[name][1]) for name in sorted(EXPECTED)]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *folders],
+        [*INNER_PYTEST, *folders],
         capture_output=True, text=True, cwd=folders[0],
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

@@ -17,6 +17,8 @@ import pytest
 from tracemine.mine.profile.formats import looks_personal
 from tracemine.model.contract import SCHEMA_VERSION
 
+from helpers import INNER_PYTEST
+
 # two people the traces alternate between: each value is seen in six tasks, so a literal
 # set of two would be proposed for every field
 PEOPLE = [
@@ -128,7 +130,7 @@ def test_incident_writes_no_personal_value(traces: Path) -> None:
     report = json.loads((out / "incident.json").read_text("utf-8"))
     assert report["personal_values_replaced"] >= len(PERSONAL) - 2
     # the stand-ins keep what the contracts see: the written test module still passes
-    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    ran = subprocess.run([*INNER_PYTEST,
                           str(next(out.glob("test_*.py")))], cwd=out, text=True,
                          capture_output=True)  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from helpers import FOREIGN_PLUGINS
+
 pytest_plugins = ["pytester"]
 
 AGENT_TEST = """
@@ -23,6 +25,15 @@ def test_weather(tracemine_cassette):
     weather = tracemine_cassette.guard("lookup")(lookup)
     assert weather(city=CITY)["temperature"] == 21.5
 """
+
+
+@pytest.fixture(autouse=True)
+def _only_this_plugin(pytester: pytest.Pytester) -> None:
+    """The inner runs load what is installed, as a user's would; the plugins of other
+    packages in the dev environment (DeepEval's, pytest-asyncio's) are left out, as this
+    suite leaves them out, so that their warnings are not read as this plugin's."""
+    skipped = " ".join(f"-p no:{name}" for name in FOREIGN_PLUGINS)
+    pytester.makeini(f"[pytest]\naddopts = {skipped}\n")
 
 
 def live_calls(pytester: pytest.Pytester) -> list[str]:
