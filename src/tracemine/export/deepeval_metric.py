@@ -46,7 +46,7 @@ from pathlib import Path
 from deepeval.metrics import BaseMetric
 from deepeval.test_case import LLMTestCase, SingleTurnParams
 
-from tracemine.monitor import Monitor, replay
+from tracemine.monitor import Monitor, RunReplay, replay
 
 HERE = Path(__file__).resolve().parent
 CONTRACTS = HERE / {data!r}
@@ -79,30 +79,15 @@ class ToolContracts(BaseMetric):
               "status": "missing" if call.output is None else "ok"}}
             for i, call in enumerate(test_case.tools_called or [])
         ]
-        problems, breakdown, passed = [], {{}}, 0
         replayed = replay(self.monitor, calls, families={{"case": self.family}})
-        outcomes = replayed[0].calls if replayed else []
-        for outcome in outcomes:
-            receipt = outcome.receipt
-            found = [f"{{outcome.tool}} call {{outcome.seq}}: {{v.path}} expected {{v.expected}}, "
-                     f"got {{v.observed}} ({{v.contract_id}})"
-                     for v in (receipt.violations if receipt is not None else ())]
-            problems += found
-            passed += not found
-            key = f"{{outcome.seq}}:{{outcome.tool}}"
-            skipped = {{"skipped": "no output"}}
-            breakdown[key] = receipt.to_dict() if receipt is not None else skipped
-        verdict = replayed[0].verdict if replayed else self.monitor.finalize([])
-        run_problems = [f"run: {{v.path}} expected {{v.expected}}, got {{v.observed}} "
-                        f"({{v.contract_id}})" for v in verdict.violations]
-        run_problems += [f"run incomplete: {{gap.message}}" for gap in verdict.gaps]
-        problems += run_problems
-        passed += not run_problems
-        breakdown["run"] = verdict.to_dict()
-        self.score = passed / (len(outcomes) + 1)
-        self.score_breakdown = breakdown
+        run = replayed[0] if replayed else RunReplay("case", [], self.monitor.finalize([]))
+        problems = run.problems()
+        broken = sum(bool(o.receipt is not None and o.receipt.violations) for o in run.calls)
+        broken += bool(run.verdict.violations or run.verdict.gaps)
+        self.score = 1 - broken / (len(run.calls) + 1)
+        self.score_breakdown = run.receipts()
         self.reason = ("; ".join(problems) if problems else
-                       f"{{len(outcomes)}} tool calls meet the contracts, and the run is complete")
+                       f"{{len(run.calls)}} tool calls meet the contracts, and the run is complete")
         self.success = self.score >= self.threshold
         return self.score
 

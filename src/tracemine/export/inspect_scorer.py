@@ -48,7 +48,7 @@ from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState
 
-from tracemine.monitor import Monitor, replay
+from tracemine.monitor import Monitor, RunReplay, replay
 
 HERE = Path(__file__).resolve().parent
 CONTRACTS = HERE / {data!r}
@@ -92,26 +92,14 @@ def tool_contracts(contracts=str(CONTRACTS), family=None):
         calls = calls_of(state.messages)
         chosen = family if family is not None else (state.metadata or {{}}).get("family")
         replayed = replay(monitor, calls, families={{"sample": chosen}})
-        outcomes = replayed[0].calls if replayed else []
-        problems, receipts = [], {{}}
-        for outcome in outcomes:
-            receipt = outcome.receipt
-            key = f"{{outcome.seq}}:{{outcome.tool}}"
-            receipts[key] = receipt.to_dict() if receipt is not None else {{"skipped": "no answer"}}
-            problems += [f"{{outcome.tool}} call {{outcome.seq}}: {{v.path}} expected "
-                         f"{{v.expected}}, got {{v.observed}} ({{v.contract_id}})"
-                         for v in (receipt.violations if receipt is not None else ())]
-        verdict = replayed[0].verdict if replayed else monitor.finalize([])
-        problems += [f"run: {{v.path}} expected {{v.expected}}, got {{v.observed}} "
-                     f"({{v.contract_id}})" for v in verdict.violations]
-        problems += [f"run incomplete: {{gap.message}}" for gap in verdict.gaps]
-        receipts["run"] = verdict.to_dict()
+        run = replayed[0] if replayed else RunReplay("sample", [], monitor.finalize([]))
+        problems = run.problems()
         return Score(
             value=INCORRECT if problems else CORRECT,
-            answer=f"{{len(outcomes)}} tool calls",
+            answer=f"{{len(run.calls)}} tool calls",
             explanation="; ".join(problems) if problems else
-            f"{{len(outcomes)}} tool calls meet the contracts, and the run is complete",
-            metadata={{"tracemine": receipts}},
+            f"{{len(run.calls)}} tool calls meet the contracts, and the run is complete",
+            metadata={{"tracemine": run.receipts()}},
         )
 
     return score

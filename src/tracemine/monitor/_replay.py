@@ -34,6 +34,30 @@ class RunReplay:
     calls: list[CallOutcome] = field(default_factory=list)
     verdict: RunVerdict | None = None
 
+    def problems(self) -> list[str]:
+        """What broke, a line each, as a harness reports it: each call's violations (its
+        tool and place in the run, what was expected and seen, the contract id), the
+        run's, and each gap that leaves the run incomplete."""
+        lines = [
+            f"{o.tool} call {o.seq}: {v.describe()} ({v.contract_id})"
+            for o in self.calls if o.receipt is not None for v in o.receipt.violations
+        ]  # fmt: skip
+        if self.verdict is not None:
+            lines += [f"run: {v.describe()} ({v.contract_id})" for v in self.verdict.violations]
+            lines += [f"run incomplete: {gap.message}" for gap in self.verdict.gaps]
+        return lines
+
+    def receipts(self) -> dict[str, Any]:
+        """Each call's receipt under ``seq:tool`` (why it was not checked, if it was not)
+        and the run's verdict under ``run``: the whole replay as JSON-able data."""
+        found: dict[str, Any] = {
+            f"{o.seq}:{o.tool}": o.receipt.to_dict() if o.receipt is not None
+            else {"skipped": o.skipped or "no result"} for o in self.calls
+        }  # fmt: skip
+        if self.verdict is not None:
+            found["run"] = self.verdict.to_dict()
+        return found
+
 
 def replay(
     monitor: Monitor,
