@@ -42,6 +42,27 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def read_units(reader: Any, *units: Any) -> Any:
+    """Feed ``units`` to a reader as ingest does, a line each, then finish it: a unit the
+    reader refuses whole (``BadRecord``) is quarantined with its reason. The sink."""
+    from tracemine.ingest.readers.base import BadRecord, Sink
+
+    sink = Sink()
+    for line, unit in enumerate(units, 1):
+        try:
+            reader.feed(unit, line, sink)
+        except BadRecord as exc:
+            sink.quarantine(line, None, str(exc), unit)
+    reader.finish(sink)
+    return sink
+
+
+def write_jsonl(path: Path, units: list[Any]) -> Path:
+    """``units`` as JSON lines at ``path``."""
+    path.write_text("".join(json.dumps(u) + "\n" for u in units), encoding="utf-8")
+    return path
+
+
 def assert_golden(actual: Any, golden: Path) -> None:
     """Compare ``actual`` (JSON-able) with the golden file, or write it when refreshing."""
     text = json.dumps(_jsonable(actual), indent=2, sort_keys=True, ensure_ascii=False) + "\n"

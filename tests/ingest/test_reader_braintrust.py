@@ -18,12 +18,14 @@ from tracemine.faults.inject import inject
 from tracemine.ingest import ingest, read_traces
 from tracemine.ingest.detect import detect_format
 from tracemine.ingest.readers import READERS
-from tracemine.ingest.readers.base import BadRecord, Sink
+from tracemine.ingest.readers.base import Sink
 from tracemine.ingest.readers.braintrust import BraintrustReader
 from tracemine.ingest.source import BadUnit, iter_units
 from tracemine.simulate import simulate, write_traces
 from tracemine.simulate.formats import dump_line
 from tracemine.simulate.formats.braintrust import write_run
+
+from helpers import read_units, write_jsonl
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "ingest"
 TRACE = "0cddbf5b008395e55653f4cb4cf4b86c"
@@ -62,20 +64,7 @@ def root_span(span_id: str = ROOT, kind: str = "task", **metadata: Any) -> dict[
 
 
 def read(*units: Any) -> Sink:
-    reader = BraintrustReader("exports/logs.jsonl")
-    sink = Sink()
-    for line, unit in enumerate(units, 1):
-        try:
-            reader.feed(unit, line, sink)
-        except BadRecord as exc:
-            sink.quarantine(line, None, str(exc), unit)
-    reader.finish(sink)
-    return sink
-
-
-def write_jsonl(path: Path, units: list[Any]) -> Path:
-    path.write_text("".join(json.dumps(u) + "\n" for u in units), encoding="utf-8")
-    return path
+    return read_units(BraintrustReader("exports/logs.jsonl"), *units)
 
 
 # -- detection ------------------------------------------------------------------------

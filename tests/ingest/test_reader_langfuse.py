@@ -5,7 +5,6 @@ the store's accounting, and a round trip through the simulator's writer."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +15,13 @@ from tracemine.errors import UnknownFormatError
 from tracemine.ingest import ingest, read_traces
 from tracemine.ingest.detect import detect_format
 from tracemine.ingest.readers import READERS
-from tracemine.ingest.readers.base import BadRecord, Sink
+from tracemine.ingest.readers.base import Sink
 from tracemine.ingest.readers.langfuse import LangfuseReader
 from tracemine.simulate import simulate, write_traces
 from tracemine.simulate.formats import dump_line
 from tracemine.simulate.formats.langfuse import trace_id, write_run
+
+from helpers import read_units, write_jsonl
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "ingest"
 TRACE = "5b8efff798038103d269b633813fc60c"
@@ -51,20 +52,7 @@ def trace(*observations: Any, **fields: Any) -> dict[str, Any]:
 
 
 def read(*units: Any) -> Sink:
-    reader = LangfuseReader("exports/langfuse.jsonl")
-    sink = Sink()
-    for line, unit in enumerate(units, 1):
-        try:
-            reader.feed(unit, line, sink)
-        except BadRecord as exc:
-            sink.quarantine(line, None, str(exc), unit)
-    reader.finish(sink)
-    return sink
-
-
-def write_jsonl(path: Path, units: list[Any]) -> Path:
-    path.write_text("".join(json.dumps(u) + "\n" for u in units), encoding="utf-8")
-    return path
+    return read_units(LangfuseReader("exports/langfuse.jsonl"), *units)
 
 
 # -- detection ------------------------------------------------------------------------

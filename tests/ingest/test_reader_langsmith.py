@@ -6,7 +6,6 @@ writer."""
 from __future__ import annotations
 
 import contextlib
-import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,11 @@ from tracemine.errors import UnknownFormatError
 from tracemine.ingest import ingest, read_traces
 from tracemine.ingest.detect import detect_format
 from tracemine.ingest.readers import READERS
-from tracemine.ingest.readers.base import BadRecord, Sink
+from tracemine.ingest.readers.base import Sink
 from tracemine.ingest.readers.langsmith import LangSmithReader
 from tracemine.simulate import simulate, write_traces
+
+from helpers import read_units, write_jsonl
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "ingest"
 TRACE = "0195d4a1-0000-7000-8000-000000000001"
@@ -57,20 +58,7 @@ def root_run(run_id: str = TRACE, **metadata: Any) -> dict[str, Any]:
 
 
 def read(*units: Any) -> Sink:
-    reader = LangSmithReader("exports/runs.jsonl")
-    sink = Sink()
-    for line, unit in enumerate(units, 1):
-        try:
-            reader.feed(unit, line, sink)
-        except BadRecord as exc:
-            sink.quarantine(line, None, str(exc), unit)
-    reader.finish(sink)
-    return sink
-
-
-def write_jsonl(path: Path, units: list[Any]) -> Path:
-    path.write_text("".join(json.dumps(u) + "\n" for u in units), encoding="utf-8")
-    return path
+    return read_units(LangSmithReader("exports/runs.jsonl"), *units)
 
 
 # -- detection ------------------------------------------------------------------------

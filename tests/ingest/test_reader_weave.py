@@ -16,11 +16,13 @@ from tracemine.errors import UnknownFormatError
 from tracemine.ingest import ingest, read_traces
 from tracemine.ingest.detect import detect_format
 from tracemine.ingest.readers import READERS
-from tracemine.ingest.readers.base import BadRecord, Sink
+from tracemine.ingest.readers.base import Sink
 from tracemine.ingest.readers.weave import WeaveReader, op_name_of
 from tracemine.simulate import simulate, write_traces
 from tracemine.simulate.formats import dump_line
 from tracemine.simulate.formats.weave import write_run
+
+from helpers import read_units, write_jsonl
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "ingest"
 TRACE = "0195d4a1-0000-7000-8000-000000000001"
@@ -61,20 +63,7 @@ def root_call(call_id: str = TRACE, **attributes: Any) -> dict[str, Any]:
 
 
 def read(*units: Any) -> Sink:
-    reader = WeaveReader("exports/calls.jsonl")
-    sink = Sink()
-    for line, unit in enumerate(units, 1):
-        try:
-            reader.feed(unit, line, sink)
-        except BadRecord as exc:
-            sink.quarantine(line, None, str(exc), unit)
-    reader.finish(sink)
-    return sink
-
-
-def write_jsonl(path: Path, units: list[Any]) -> Path:
-    path.write_text("".join(json.dumps(u) + "\n" for u in units), encoding="utf-8")
-    return path
+    return read_units(WeaveReader("exports/calls.jsonl"), *units)
 
 
 # -- detection ------------------------------------------------------------------------
