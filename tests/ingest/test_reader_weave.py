@@ -155,6 +155,14 @@ def test_exceptions_of_the_sdk_and_as_text() -> None:
     [call] = read(tool_call(exception=json.dumps({"type": "not_found", "message": "no order"}),
                             output=payload)).calls  # fmt: skip
     assert call["status"] == "tool_error" and call["result"] == payload
+    # the exception, not the payload's error shape, says what went wrong
+    assert (call["error_type"], call["error_message"]) == ("not_found", "no order")
+
+
+def test_inputs_saved_as_cut_json_text_are_kept_with_the_reason() -> None:
+    [call] = read(tool_call(inputs='{"order_id": "A-1"')).calls
+    assert call["arguments"] is None and call["arguments_raw"] == '{"order_id": "A-1"'
+    assert "not valid JSON" in call["arguments_error"]
 
 
 def test_running_call_is_a_missing_result() -> None:

@@ -247,22 +247,29 @@ class WeaveReader(Reader):
             out.quarantine(line, pointer or None, "tool call without an op name", call)
             return None
         inputs = call.get("inputs")
+        cut: str | None = None  # inputs a dataframe saved as JSON text that does not parse
         if isinstance(inputs, str) and inputs.startswith("{"):
-            inputs = _object(inputs)
+            try:
+                inputs = loads(inputs)
+            except ValueError:
+                cut, inputs = inputs, None
         if inputs is not None and not isinstance(inputs, dict):
             out.quarantine(line, f"{pointer}/inputs", "inputs are not an object", call)
             return None
         inputs = {k: v for k, v in (inputs or {}).items() if k != "self"}
-        if op == _AGENTS_FUNCTION:  # the span's input is the arguments' JSON text, if kept
+        if cut is not None:  # kept as written, with why it is no object
+            arguments_raw, arguments, args_error = parse_arguments(cut)
+        elif op == _AGENTS_FUNCTION:  # the span's input is the arguments' JSON text, if kept
             arguments_raw, arguments, args_error = parse_arguments(inputs.get("input"))
         else:
             arguments_raw, arguments, args_error = parse_arguments(inputs)
         result, result_text, found_id, status, error_message = self._result(call, op)
         error_type: str | None = None
         exception = call.get("exception")
+        ended = parse_time(call.get("ended_at"))
         if isinstance(exception, str) and exception.strip():
             status, error_type, error_message = _exception(exception)
-        elif status == "ok" and result is None and parse_time(call.get("ended_at")) is None:
+        elif status == "ok" and result is None and ended is None:
             status = "missing"  # still running when exported: no result came back
         own_id = as_str(attributes.get("tool_call_id")) or found_id
         return platform_call(
@@ -273,7 +280,7 @@ class WeaveReader(Reader):
             node_id=call_id,
             status=status,
             started_at=parse_time(call.get("started_at")),
-            ended_at=parse_time(call.get("ended_at")),
+            ended_at=ended,
             tool=tool,
             arguments_raw=arguments_raw,
             arguments=arguments,
