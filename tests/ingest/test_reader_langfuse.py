@@ -142,6 +142,12 @@ def test_errors() -> None:
                "tool_call_id": "c1", "status": "error"}  # fmt: skip
     [call] = read(tool(output=handled)).calls
     assert call["status"] == "tool_error" and call["error_message"] == "amount over total"
+    # what makes it an error is the message's status, not its content
+    said = {"content": "amount over total", "type": "tool", "tool_call_id": "c1"}
+    [call] = read(tool(output={**said, "status": "error"})).calls
+    assert (call["status"], call["error_message"]) == ("tool_error", "amount over total")
+    [call] = read(tool(output={**said, "status": "success"})).calls
+    assert (call["status"], call["error_message"]) == ("ok", None)
     [call] = read(tool(level="WARNING", statusMessage="slow answer")).calls
     assert call["status"] == "ok"
 

@@ -6,7 +6,14 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, Protocol
 
-from tracemine.ingest.readers.base import Sink, as_float, as_small_int, as_str, dumps
+from tracemine.ingest.readers.base import (
+    Sink,
+    as_float,
+    as_small_int,
+    as_str,
+    dumps,
+    duration_ms,
+)
 
 _OUTCOME_KEYS = ("run_outcome", "outcome", "success", "passed", "label", "status")
 _FAMILY_KEYS = ("family", "task_type", "task_family", "category", "domain")
@@ -108,8 +115,7 @@ def platform_call(
         status=status,
         started_at=started_at,
         ended_at=ended_at,
-        duration_ms=(ended_at - started_at).total_seconds() * 1000
-        if started_at and ended_at else None,
+        duration_ms=duration_ms(started_at, ended_at),
         anomalies=[],
         **fields,
     )  # fmt: skip

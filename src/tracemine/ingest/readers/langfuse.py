@@ -102,14 +102,8 @@ _IDS_ONLY = (
 _LITERAL_CHARS = 100_000  # a Python literal longer than this is not parsed
 
 
-def _get(record: dict[str, Any], camel: str, snake: str) -> Any:
-    """A field as the API names it, else as the blob storage export does."""
-    value = record.get(camel)
-    return record.get(snake) if value is None else value
-
-
 def _trace_of(record: dict[str, Any]) -> str | None:
-    return as_str(_get(record, "traceId", "trace_id")) or None
+    return as_str(first(record, ("traceId", "trace_id"))) or None
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -317,7 +311,7 @@ class LangfuseReader(Reader):
              if isinstance(s, dict) and s.get("name") in RUN_KEYS["reward"]),
             None,
         )  # fmt: skip
-        session = as_str(_get(trace, "sessionId", "session_id")) or None
+        session = as_str(first(trace, ("sessionId", "session_id"))) or None
         self.traces[trace_id] = (_object(trace.get("metadata")), session, reward,
                                  as_str(trace.get("name")))  # fmt: skip
         observations = trace.get("observations")
@@ -349,10 +343,10 @@ class LangfuseReader(Reader):
             reason = f"observation {obs_id} repeats an observation read before; the first is kept"
             out.quarantine(line, pointer or None, reason, obs)
             return
-        parent = as_str(_get(obs, "parentObservationId", "parent_observation_id")) or None
+        parent = as_str(first(obs, ("parentObservationId", "parent_observation_id"))) or None
         trace_id = _trace_of(obs) or trace
         metadata = _object(obs.get("metadata"))
-        session = as_str(_get(obs, "sessionId", "session_id")) or None
+        session = as_str(first(obs, ("sessionId", "session_id"))) or None
         self.observations.add(obs_id, parent, trace_id, metadata, session)
         kind = obs["type"].upper()
         if kind == "TOOL" or (kind == "SPAN" and _marked_tool(metadata)):
@@ -383,7 +377,7 @@ class LangfuseReader(Reader):
         if handled:  # a tool that handled its error returned a ToolMessage saying so
             status, error_message = "tool_error", _message_of(result)
         level = as_str(obs.get("level")) or ""
-        said = as_str(_get(obs, "statusMessage", "status_message")) or ""
+        said = as_str(first(obs, ("statusMessage", "status_message"))) or ""
         if level.upper() == "ERROR":
             if said.strip():
                 status, error_type, error_message = _error(said)
@@ -398,8 +392,8 @@ class LangfuseReader(Reader):
             own_id=call_id,
             node_id=obs_id,
             status=status,
-            started_at=parse_time(_get(obs, "startTime", "start_time")),
-            ended_at=parse_time(_get(obs, "endTime", "end_time")),
+            started_at=parse_time(first(obs, ("startTime", "start_time"))),
+            ended_at=parse_time(first(obs, ("endTime", "end_time"))),
             tool=tool,
             arguments_raw=arguments_raw,
             arguments=arguments,
