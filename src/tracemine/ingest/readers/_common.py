@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from tracemine.ingest.readers.base import (
+    Reader,
     Sink,
     as_float,
     as_small_int,
@@ -82,13 +83,8 @@ def first(found: dict[str, Any], keys: Iterable[str]) -> Any:
     return next((found[k] for k in keys if found.get(k) is not None), None)
 
 
-class _Reader(Protocol):
-    def new_call(self, **fields: Any) -> dict[str, Any]: ...
-    def new_run(self, **fields: Any) -> dict[str, Any]: ...
-
-
 def platform_call(
-    reader: _Reader,
+    reader: Reader,
     *,
     line: int,
     pointer: str | None,
@@ -122,7 +118,7 @@ def platform_call(
 
 
 def trace_run(
-    reader: _Reader,
+    reader: Reader,
     trace: str,
     metadata: dict[str, Any],
     *,
