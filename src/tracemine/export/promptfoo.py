@@ -8,8 +8,9 @@ schema mode, ajv-formats); a ``javascript`` assertion whose value has a line bre
 body of a function of ``output`` and ``context`` returning a GradingResult ``{pass, score,
 reason}``; ``metric`` names an assertion in the report (its named scores). A test may carry
 ``providerOutput``, which promptfoo grades instead of calling the provider: a recorded run.
-String values are rendered as Nunjucks templates first, so no assertion holds ``{{``, ``{%``
-or ``{#``. promptfoo's ``trajectory:*`` assertions read OpenTelemetry spans collected while a
+String values are rendered as Nunjucks templates first, so no ``javascript`` assertion holds
+``{{``, ``{%`` or ``{#`` (an export that would is refused); an ``is-json`` schema is an
+object, which promptfoo does not render, so a trace value in it stays as it is. promptfoo's ``trajectory:*`` assertions read OpenTelemetry spans collected while a
 provider runs, which a recorded run has not; so the output itself carries the calls.
 
 **What ``output`` holds**: the run's tool calls as a call log, the shape ``tracemine
