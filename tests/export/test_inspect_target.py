@@ -178,6 +178,11 @@ def test_a_tool_error_is_checked_as_check_checks_it(
     log = run_eval(module.tool_contracts(), {"err": calls}, tmp_path / "logs")
     (score,) = log.samples[0].scores.values()
     assert (score.value == "C") == expected_ids(monitor, calls)[1], score.explanation
+    # a lone error, never retried, leaves the run incomplete as check says it does
+    (run,) = replay(monitor, calls)
+    assert run.verdict is not None and run.verdict.gaps
+    assert score.value == "I" and "run incomplete" in score.explanation
+    assert score.explanation.count("run incomplete") == len(run.verdict.gaps)
 
 
 def test_the_module_names_its_data_file_safely(tmp_path: Path) -> None:
