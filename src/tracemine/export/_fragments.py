@@ -229,11 +229,11 @@ def merge(target: dict[str, Any], fragment: dict[str, Any]) -> dict[str, Any]:
     return target
 
 
-def type_hints(contracts: list[Contract]) -> dict[tuple[str, str], str]:
-    """(tool, plain result path) → JSON type, from the unconditional ``type`` contracts."""
+def type_hints(contracts: list[Contract], side: Side = Side.RESULT) -> dict[tuple[str, str], str]:
+    """(tool, plain path) → JSON type, from ``side``'s unconditional ``type`` contracts."""
     hints = {}
     for c in contracts:
-        if c.kind == Kind.TYPE and c.when is None and c.side == Side.RESULT and c.paths:
+        if c.kind == Kind.TYPE and c.when is None and c.side == side and c.paths:
             names = [n for n in type_names(c.params.get("type")) if n != "null"]
             hints[(c.tool, c.paths[0])] = str(names[0] if names else "null")
     return hints

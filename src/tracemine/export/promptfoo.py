@@ -10,8 +10,9 @@ reason}``; ``metric`` names an assertion in the report (its named scores). A tes
 ``providerOutput``, which promptfoo grades instead of calling the provider: a recorded run.
 String values are rendered as Nunjucks templates first, so no ``javascript`` assertion holds
 ``{{``, ``{%`` or ``{#`` (an export that would is refused); an ``is-json`` schema is an
-object, which promptfoo does not render, so a trace value in it stays as it is. promptfoo's ``trajectory:*`` assertions read OpenTelemetry spans collected while a
-provider runs, which a recorded run has not; so the output itself carries the calls.
+object, which promptfoo does not render, so a trace value in it stays as it is.
+promptfoo's ``trajectory:*`` assertions read OpenTelemetry spans collected while a provider
+runs, which a recorded run has not; so the output itself carries the calls.
 
 **What ``output`` holds**: the run's tool calls as a call log, the shape ``tracemine
 ingest`` reads as ``calllog`` (a JSON object, or its text)::
@@ -59,7 +60,7 @@ from typing import Any
 import yaml
 
 from tracemine.export._base import Exported, Options
-from tracemine.export._fragments import Unexpressible
+from tracemine.export._fragments import Unexpressible, type_hints
 from tracemine.export.jsonschema import result_schema
 from tracemine.export.native import monitor_problem
 from tracemine.model.contract import (
@@ -72,7 +73,6 @@ from tracemine.model.contract import (
     Side,
 )
 from tracemine.model.paths import ANY_KEY, WILDCARD, PathError, format_path, parse
-from tracemine.monitor._predicates import type_names
 
 HEADER = """\
 # tracemine's contracts as promptfoo assertions: `promptfoo eval -c {name}`.
@@ -151,14 +151,14 @@ def _as_result(c: Contract) -> Contract:
 
 def _hints(source: ContractFile, tool: str, side: Side) -> dict[str, str]:
     """Plain path (read as ``result``) → JSON type, from ``side``'s unconditional ``type``
-    contracts of ``tool``: ``length`` then says ``maxLength`` or ``maxItems``."""
+    contracts of ``tool`` (:func:`type_hints`): ``length`` then says ``maxLength`` or
+    ``maxItems``."""
     hints = {}
-    for c in source.contracts:
-        if c.tool == tool and c.kind == Kind.TYPE and c.when is None and c.side == side:
-            names = [n for n in type_names(c.params.get("type")) if n != "null"]
+    for (of, path), name in type_hints(source.contracts, side).items():
+        if of == tool:
             try:
-                hints[_to_result(c.paths[0])] = str(names[0] if names else "null")
-            except (PathError, IndexError):
+                hints[_to_result(path)] = name
+            except PathError:
                 continue
     return hints
 
