@@ -269,6 +269,8 @@ def mine_shards(
         "profile": {"fingerprint": info.fingerprint, "reused": info.reused,
                     "per": "fold" if info.per_fold else "task",
                     "profiles_reused": info.profiles_reused,
+                    # tasks whose profile rows this mine built (the others' were stored)
+                    "tasks_built": info.tasks_built,
                     "calls": info.calls, "tasks": info.tasks, "runs": info.runs,
                     "runs_without_task": info.runs_without_task,
                     # objects keyed by ids, read as maps: their key step is {*}

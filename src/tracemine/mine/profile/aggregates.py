@@ -132,18 +132,21 @@ class Survey:
 class Part:
     """Some whole tasks of ``tm_calls`` (``index`` None: all of them), with the range of
     their call keys, which lets a scan of ``json_values`` skip the rest of the store, and
-    how many tasks they are (0: not counted)."""
+    how many tasks they are (0: not counted). With ``only`` (a table of ``task``), just
+    the part's tasks listed there."""
 
     index: int | None = None
     first: int = 0
     last: int = 0
     tasks: int = 0
+    only: str | None = None
 
     def calls(self) -> str:
         """SQL relation: the part's nominal calls."""
         if self.index is None:
             return "tm_calls"
-        return f"(SELECT * FROM tm_calls WHERE part = {self.index})"
+        among = f" AND task IN (SELECT task FROM {self.only})" if self.only else ""
+        return f"(SELECT * FROM tm_calls WHERE part = {self.index}{among})"
 
     def values(self) -> str:
         """SQL relation: ``tm_values`` rows (the values, with maps' keys as ``{*}``) within
@@ -157,13 +160,17 @@ class Part:
 EVERY = Part()
 
 
-def parts(con: duckdb.DuckDBPyConnection) -> list[Part]:
-    """The parts of ``tm_calls`` in order (one covering everything when it is empty)."""
+def parts(con: duckdb.DuckDBPyConnection, only: str | None = None) -> list[Part]:
+    """The parts of ``tm_calls`` in order (one covering everything when it is empty); with
+    ``only`` (a table of ``task``), the parts holding those tasks, each restricted to them
+    (none when no task is listed)."""
+    among = f"WHERE task IN (SELECT task FROM {only})" if only else ""
     rows = con.execute(
         "SELECT part, min(call_key), max(call_key), count(DISTINCT task) FROM tm_calls "
-        "GROUP BY part ORDER BY part"
+        f"{among} GROUP BY part ORDER BY part"
     ).fetchall()
-    return [Part(*map(int, row)) for row in rows] or [EVERY]
+    found = [Part(int(i), int(first), int(last), int(n), only) for i, first, last, n in rows]
+    return found if only else found or [EVERY]
 
 
 def part_calls(con: duckdb.DuckDBPyConnection) -> int:
@@ -474,16 +481,21 @@ def fingerprint(con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key:
     return fingerprint_of(ingest_rows(con), filters, task_key)
 
 
-def build_profiles(con: duckdb.DuckDBPyConnection, survey: Survey, fold: bool) -> None:
+def build_profiles(
+    con: duckdb.DuckDBPyConnection, survey: Survey, fold: bool, only: str | None = None
+) -> None:
     """Build the profile tables a part at a time; per fold, each part's rows go to a
-    staging table and the parts' rows of one fold are added up at the end."""
+    staging table and the parts' rows of one fold are added up at the end. With ``only``
+    (per task: a table of ``task``), add the rows of those tasks to the stored tables."""
     profiles, values = ("_tm_part_profiles", "_tm_part_values") if fold else (
         "tm_profiles", "tm_profile_values")  # fmt: skip
-    for k, part in enumerate(parts(con)):
-        con.execute(profiles_sql(survey, part, fold, profiles, append=k > 0))
+    assert not (fold and only), "a fold's rows cannot be rebuilt for some of its tasks"
+    for k, part in enumerate(parts(con, only)):
+        append = k > 0 or only is not None
+        con.execute(profiles_sql(survey, part, fold, profiles, append=append))
         register_shapes(con, shaped_strings_sql(survey, part), "_tm_shapes")
         try:
-            con.execute(values_sql(survey, part, fold, values, append=k > 0))
+            con.execute(values_sql(survey, part, fold, values, append=append))
         finally:
             con.unregister("_tm_shapes")
     if not fold:
@@ -492,6 +504,16 @@ def build_profiles(con: duckdb.DuckDBPyConnection, survey: Survey, fold: bool) -
         con.execute(sql)
     con.execute(f"DROP TABLE {profiles}")
     con.execute(f"DROP TABLE {values}")
+
+
+def task_digests_sql() -> str:
+    """SQL: per task of ``tm_calls``, its calls and a digest of which calls they are and
+    what they said (their keys and content hashes). A task's per-task profile rows depend
+    on nothing else but the survey, so a task whose digest is unchanged keeps its rows."""
+    return (
+        "SELECT task, count(*) AS calls, bit_xor(hash(call_key, content)) AS digest "
+        "FROM tm_calls GROUP BY task"
+    )
 
 
 def sum_units_sql(profiles: str, values: str) -> tuple[str, str]:

@@ -39,7 +39,7 @@ class Setup:
 def prepare(con: duckdb.DuckDBPyConnection, setup: Setup) -> None:
     """Create ``tm_values`` for ``setup.maps`` (once ``tm_calls`` exists) and register
     ``_tm_folds``."""
-    if _has_table(con, "tm_calls"):
+    if has_table(con, "tm_calls"):
         con.execute(values_view_sql(list(setup.maps)))
     if setup.assignment is not None:
         con.register("_tm_folds", folds_table(setup.assignment))
@@ -50,7 +50,8 @@ def folds_table(assignment: Mapping[str, int]) -> pa.Table:
                      "fold": pa.array(list(assignment.values()), pa.int64())})  # fmt: skip
 
 
-def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether the store on ``con`` has a (stored, not temporary) table ``name``."""
     rows = con.execute(
         "SELECT 1 FROM duckdb_tables() WHERE table_name = ? AND NOT temporary "
         "AND database_name = current_database() LIMIT 1",

@@ -42,7 +42,7 @@ from tracemine.mine.profile.aggregates import (
 )
 from tracemine.mine.profile.formats import guess_format
 from tracemine.mine.profile.listing import MAX_LITERAL_CHARS
-from tracemine.mine.profile.shards import Setup, Shards, concat, integers, prepare
+from tracemine.mine.profile.shards import Setup, Shards, concat, has_table, integers, prepare
 from tracemine.mine.profile.where import Filter, where_sql
 
 
@@ -82,6 +82,8 @@ class ProfileInfo:
     survey: Survey
     per_fold: bool = False
     profiles_reused: bool = False
+    tasks_built: int = 0
+    """How many tasks' profile rows this mine built (0: all reused; per fold, all tasks)."""
     tool_tasks: list[tuple[str, str, int]] = field(default_factory=list, repr=False)
 
 
@@ -253,9 +255,7 @@ def ensure_calls(
         state = {
             "fingerprint": print_, "calls": found.calls, "tasks": found.tasks,
             "runs": found.runs, "runs_without_task": found.runs_without_task, "per_fold": fold,
-            "survey": {"formats": survey.formats, "listed": sorted(survey.listed),
-                       "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped),
-                       "maps": [list(m) for m in survey.maps]},
+            "survey": survey_state(survey),
         }  # fmt: skip
         _save_state(client, "state", state)
     saved = state["survey"]
@@ -269,6 +269,73 @@ def ensure_calls(
         seconds=round(time.perf_counter() - started, 3), survey=survey,
         per_fold=bool(state["per_fold"]), tool_tasks=found.tool_tasks,
     )  # fmt: skip
+
+
+def survey_state(survey: Survey) -> dict[str, Any]:
+    """A survey as JSON (stored with the state, and hashed with the profiles)."""
+    return {"formats": dict(sorted(survey.formats.items())), "listed": sorted(survey.listed),
+            "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped),
+            "maps": [list(m) for m in survey.maps]}  # fmt: skip
+
+
+def _survey_print(survey: Survey) -> str:
+    return hashlib.sha256(json.dumps(survey_state(survey)).encode()).hexdigest()[:16]
+
+
+REBUILD_SHARE = 0.5
+"""Per-task profiles are rebuilt only for the tasks whose calls changed while those are at
+most this share of the tasks; past it, every task's are built anew (deleting most of the
+rows costs more than it saves)."""
+
+
+def _changed_tasks(con: duckdb.DuckDBPyConnection, built: dict[str, Any]) -> list[str] | None:
+    """The tasks whose per-task profile rows are stale: new, gone, or with other calls than
+    when the stored profiles were built (``built``: their state); None when none of the
+    stored rows can be kept (they are per fold, of another survey, or of no known tasks),
+    or when the stale tasks are more than ``REBUILD_SHARE`` of them."""
+    kept = ("tm_profile_tasks", "tm_profiles", "tm_profile_values")
+    if built.get("per_fold", True) or not all(has_table(con, t) for t in kept):
+        return None
+    rows = con.execute(
+        "SELECT coalesce(n.task, o.task), count(*) OVER () FROM _tm_task_digests n "
+        "FULL JOIN tm_profile_tasks o ON o.task = n.task "
+        "WHERE n.task IS NULL OR o.task IS NULL OR n.calls <> o.calls OR n.digest <> o.digest"
+    ).fetchall()
+    total = fetch_one(con, "SELECT count(*) FROM _tm_task_digests")
+    if total is None or len(rows) > REBUILD_SHARE * int(total[0]):
+        return None
+    return sorted(str(task) for task, _ in rows)
+
+
+def build_in_place(con: duckdb.DuckDBPyConnection, info: ProfileInfo) -> int:
+    """Build one store's profiles in place (in the caller's transaction); per task, keep
+    the stored rows of tasks whose calls are unchanged when the survey is too
+    (:func:`_changed_tasks`), so that mining again after new traces builds the new tasks'
+    rows only. Returns how many tasks' rows were built."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _tm_task_digests AS {profile.task_digests_sql()}")
+    built = _state(con, "profiles")
+    survey = _survey_print(info.survey)
+    stale = None
+    if not info.per_fold and built.get("survey") == survey:
+        stale = _changed_tasks(con, built)
+    if stale is None:
+        build_profiles(con, info.survey, info.per_fold)
+        count = info.tasks
+    else:
+        con.register("_tm_stale", pa.table({"task": pa.array(stale, pa.string())}))
+        try:
+            for table in ("tm_profiles", "tm_profile_values"):
+                con.execute(f"DELETE FROM {table} WHERE unit IN (SELECT task FROM _tm_stale)")
+            build_profiles(con, info.survey, False, only="_tm_stale")
+        finally:
+            con.unregister("_tm_stale")
+        count = len(stale)
+    if info.per_fold:
+        con.execute("DROP TABLE IF EXISTS tm_profile_tasks")
+    else:
+        con.execute("CREATE OR REPLACE TABLE tm_profile_tasks AS SELECT * FROM _tm_task_digests")
+    con.execute("DROP TABLE _tm_task_digests")
+    return count
 
 
 def shard_profiles(con: duckdb.DuckDBPyConnection, survey: Survey) -> tuple[pa.Table, pa.Table]:
@@ -316,13 +383,15 @@ def ensure_profiles(
         key.append(hashlib.sha256(json.dumps(sorted(assignment.items())).encode()).hexdigest())
     print_ = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
     reused = _state(client, "profiles").get("fingerprint") == print_
+    built = 0
     if not reused:
         if shards.client_is_store:  # one store: built in place, a part at a time
             prepare(client, Setup(info.survey.maps, assignment))
             client.execute("BEGIN TRANSACTION")
             try:
-                build_profiles(client, info.survey, info.per_fold)
-                _save_state(client, "profiles", {"fingerprint": print_, "per_fold": info.per_fold})
+                built = build_in_place(client, info)
+                _save_state(client, "profiles", {"fingerprint": print_, "per_fold": info.per_fold,
+                                                 "survey": _survey_print(info.survey)})  # fmt: skip
                 client.execute("COMMIT")
             except BaseException:
                 client.execute("ROLLBACK")
@@ -330,8 +399,9 @@ def ensure_profiles(
         else:
             merge_profiles(client, shards.map(shard_profiles, info.survey, label="profiles"))
             _save_state(client, "profiles", {"fingerprint": print_, "per_fold": True})
+            built = info.tasks
     seconds = round(info.seconds + time.perf_counter() - started, 3)
-    return replace(info, seconds=seconds, profiles_reused=reused)
+    return replace(info, seconds=seconds, profiles_reused=reused, tasks_built=built)
 
 
 def task_key_hits(con: duckdb.DuckDBPyConnection, spec: str) -> tuple[int, int]:
