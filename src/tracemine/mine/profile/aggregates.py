@@ -45,6 +45,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import duckdb
 
@@ -514,6 +515,39 @@ def task_digests_sql() -> str:
         "SELECT task, count(*) AS calls, bit_xor(hash(call_key, content)) AS digest "
         "FROM tm_calls GROUP BY task"
     )
+
+
+def survey_state(survey: Survey) -> dict[str, Any]:
+    """A survey as JSON (stored with the state, and hashed with what was built with it)."""
+    return {"formats": dict(sorted(survey.formats.items())), "listed": sorted(survey.listed),
+            "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped),
+            "maps": [list(m) for m in survey.maps]}  # fmt: skip
+
+
+def survey_print(survey: Survey) -> str:
+    """A short hash of :func:`survey_state`."""
+    return hashlib.sha256(json.dumps(survey_state(survey)).encode()).hexdigest()[:16]
+
+
+REBUILD_SHARE = 0.5
+"""Per-task rows (profiles, relation counts) are rebuilt only for the tasks whose calls
+changed while those are at most this share of the tasks; past it, every task's are built
+anew (deleting most of the rows costs more than it saves)."""
+
+
+def stale_tasks(con: duckdb.DuckDBPyConnection, stored: str) -> list[str] | None:
+    """The tasks whose per-task rows are stale: new, gone, or with other calls (digests of
+    ``_tm_task_digests``, :func:`task_digests_sql`) than when the rows were built (digests
+    of ``stored``); None when they are more than ``REBUILD_SHARE`` of the tasks."""
+    rows = con.execute(
+        "SELECT coalesce(n.task, o.task) FROM _tm_task_digests n "
+        f"FULL JOIN {stored} o ON o.task = n.task "
+        "WHERE n.task IS NULL OR o.task IS NULL OR n.calls <> o.calls OR n.digest <> o.digest"
+    ).fetchall()
+    total = fetch_one(con, "SELECT count(*) FROM _tm_task_digests")
+    if total is None or len(rows) > REBUILD_SHARE * int(total[0]):
+        return None
+    return sorted(str(task) for (task,) in rows)
 
 
 def sum_units_sql(profiles: str, values: str) -> tuple[str, str]:

@@ -39,6 +39,9 @@ from tracemine.mine.profile.aggregates import (
     build_profiles,
     fingerprint_of,
     ingest_rows,
+    stale_tasks,
+    survey_print,
+    survey_state,
 )
 from tracemine.mine.profile.formats import guess_format
 from tracemine.mine.profile.listing import MAX_LITERAL_CHARS
@@ -271,53 +274,19 @@ def ensure_calls(
     )  # fmt: skip
 
 
-def survey_state(survey: Survey) -> dict[str, Any]:
-    """A survey as JSON (stored with the state, and hashed with the profiles)."""
-    return {"formats": dict(sorted(survey.formats.items())), "listed": sorted(survey.listed),
-            "distinct": sorted(survey.distinct), "shaped": sorted(survey.shaped),
-            "maps": [list(m) for m in survey.maps]}  # fmt: skip
-
-
-def _survey_print(survey: Survey) -> str:
-    return hashlib.sha256(json.dumps(survey_state(survey)).encode()).hexdigest()[:16]
-
-
-REBUILD_SHARE = 0.5
-"""Per-task profiles are rebuilt only for the tasks whose calls changed while those are at
-most this share of the tasks; past it, every task's are built anew (deleting most of the
-rows costs more than it saves)."""
-
-
-def _changed_tasks(con: duckdb.DuckDBPyConnection, built: dict[str, Any]) -> list[str] | None:
-    """The tasks whose per-task profile rows are stale: new, gone, or with other calls than
-    when the stored profiles were built (``built``: their state); None when none of the
-    stored rows can be kept (they are per fold, of another survey, or of no known tasks),
-    or when the stale tasks are more than ``REBUILD_SHARE`` of them."""
-    kept = ("tm_profile_tasks", "tm_profiles", "tm_profile_values")
-    if built.get("per_fold", True) or not all(has_table(con, t) for t in kept):
-        return None
-    rows = con.execute(
-        "SELECT coalesce(n.task, o.task), count(*) OVER () FROM _tm_task_digests n "
-        "FULL JOIN tm_profile_tasks o ON o.task = n.task "
-        "WHERE n.task IS NULL OR o.task IS NULL OR n.calls <> o.calls OR n.digest <> o.digest"
-    ).fetchall()
-    total = fetch_one(con, "SELECT count(*) FROM _tm_task_digests")
-    if total is None or len(rows) > REBUILD_SHARE * int(total[0]):
-        return None
-    return sorted(str(task) for task, _ in rows)
-
-
 def build_in_place(con: duckdb.DuckDBPyConnection, info: ProfileInfo) -> int:
     """Build one store's profiles in place (in the caller's transaction); per task, keep
     the stored rows of tasks whose calls are unchanged when the survey is too
-    (:func:`_changed_tasks`), so that mining again after new traces builds the new tasks'
-    rows only. Returns how many tasks' rows were built."""
+    (:func:`~tracemine.mine.profile.aggregates.stale_tasks`), so that mining again after
+    new traces builds the new tasks' rows only. Returns how many tasks' rows were built."""
     con.execute(f"CREATE OR REPLACE TEMP TABLE _tm_task_digests AS {profile.task_digests_sql()}")
     built = _state(con, "profiles")
-    survey = _survey_print(info.survey)
     stale = None
-    if not info.per_fold and built.get("survey") == survey:
-        stale = _changed_tasks(con, built)
+    kept = ("tm_profile_tasks", "tm_profiles", "tm_profile_values")
+    if (not info.per_fold and not built.get("per_fold", True)
+            and built.get("survey") == survey_print(info.survey)
+            and all(has_table(con, t) for t in kept)):  # fmt: skip
+        stale = stale_tasks(con, "tm_profile_tasks")
     if stale is None:
         build_profiles(con, info.survey, info.per_fold)
         count = info.tasks
@@ -391,7 +360,7 @@ def ensure_profiles(
             try:
                 built = build_in_place(client, info)
                 _save_state(client, "profiles", {"fingerprint": print_, "per_fold": info.per_fold,
-                                                 "survey": _survey_print(info.survey)})  # fmt: skip
+                                                 "survey": survey_print(info.survey)})  # fmt: skip
                 client.execute("COMMIT")
             except BaseException:
                 client.execute("ROLLBACK")

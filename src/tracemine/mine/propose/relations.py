@@ -12,15 +12,18 @@ direction of the relation; a context sums its folds' rows.
 from __future__ import annotations
 
 import itertools
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from tracemine.ingest.store import fetch_arrow
+from tracemine.ingest.store import fetch_arrow, sql_string
 from tracemine.mine.profile.aggregates import (
     Part,
     Survey,
@@ -28,10 +31,13 @@ from tracemine.mine.profile.aggregates import (
     distinct_tasks_sql,
     parts,
     plain_scans,
+    stale_tasks,
+    survey_print,
+    task_digests_sql,
     unit_calls,
 )
 from tracemine.mine.profile.formats import name_tokens
-from tracemine.mine.profile.shards import Shards, concat, integers
+from tracemine.mine.profile.shards import Shards, concat, has_table, integers
 from tracemine.mine.propose.context import MineContext, PathProfile
 from tracemine.mine.propose.measure import Measure
 from tracemine.mine.propose.scales import Scales, load_scales
@@ -385,7 +391,8 @@ def pair_calls_sql(survey: Survey, part: Part) -> str:
     # rows are counted per fold without joining the tasks' names again
     return f"""
     CREATE OR REPLACE TEMP TABLE _tm_pair_units AS
-        SELECT call_key, tool, fold, task_no AS task FROM {unit_calls(part, fold=True)};
+        SELECT call_key, tool, fold, task_no AS task, task AS name
+        FROM {unit_calls(part, fold=True)};
     CREATE OR REPLACE TEMP TABLE _tm_pair_calls AS
         SELECT n.pno, p.call_key, c.task, c.fold, p.n, p.n_null, p.n_integer, p.n_number,
                p.n_string, p.n_array, p.n_object, p.nmin, p.nmax, p.nsum, p.lmax, p.smin,
@@ -396,14 +403,22 @@ def pair_calls_sql(survey: Survey, part: Part) -> str:
     """
 
 
-def pair_stats_sql(survey: Survey, part: Part, append: bool = False, keys: bool = False) -> str:
+def pair_stats_sql(
+    survey: Survey, part: Part, append: bool = False, keys: bool = False, per_task: bool = False
+) -> str:
     """SQL building ``_tm_pair_stats(pid, fold, tasks, checked, v1..v4)`` from
     ``_tm_pairs`` (with the numbers of their paths, ``lno``, ``rno``, ``xno``, ``ono``),
     ``_tm_pair_calls`` and ``_tm_pair_units`` (:func:`pair_calls_sql`), or with ``append``
     adding ``part``'s tasks. A task lies in one part and one fold, so the parts' rows of
     a fold add up. ``keys``: some pairs are of kind ``keys``, whose counts read the raw
-    values a second time (only then)."""
+    values a second time (only then). With ``per_task`` the rows are per pair and task
+    (``task``, its name, in place of ``fold``)."""
     num_l = "l.n_integer + l.n_number = l.n"
+    if per_task:  # a task's number in the part, joined back to its name
+        unit, tasks = "u.name", "CAST(1 AS BIGINT)"
+        names = "JOIN (SELECT DISTINCT task, name FROM _tm_pair_units) u ON u.task = s.task"
+    else:
+        unit, tasks, names = "s.fold", distinct_tasks_sql(part, "s.task", "s.task"), ""
     num_r = "r.n = 1 AND r.n_integer + r.n_number = 1"
     head = (
         "INSERT INTO _tm_pair_stats" if append else "CREATE OR REPLACE TEMP TABLE _tm_pair_stats AS"
@@ -478,13 +493,13 @@ def pair_stats_sql(survey: Survey, part: Part, append: bool = False, keys: bool 
              AND rv.str IS NOT DISTINCT FROM lv.str AND rv.num IS NOT DISTINCT FROM lv.num
         GROUP BY lv.pid, lv.task, lv.fold, lv.call_key
     ){_keys_sql(part) if keys else ""}
-    SELECT s.pid, s.fold, {distinct_tasks_sql(part, "s.task", "s.task")} AS tasks,
+    SELECT s.pid, {unit} AS {"task" if per_task else "fold"}, {tasks} AS tasks,
            count(*) AS checked,
            count(*) FILTER (v[1]) AS v1, count(*) FILTER (v[2]) AS v2,
            count(*) FILTER (v[3]) AS v3, count(*) FILTER (v[4]) AS v4
     FROM (SELECT * FROM two UNION ALL SELECT * FROM member UNION ALL SELECT * FROM page
-          {"UNION ALL SELECT * FROM keyed" if keys else ""}) s
-    GROUP BY s.pid, s.fold
+          {"UNION ALL SELECT * FROM keyed" if keys else ""}) s {names}
+    GROUP BY s.pid, {unit}
     """
 
 
@@ -561,9 +576,11 @@ _PAIR_FIELDS = (
 )
 
 
-def pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey) -> pa.Table:
-    """Shard step: every pair's counts per fold (``_tm_pair_stats``), a part of the tasks
-    at a time. A task lies in one shard, so the shards' rows of a fold add up."""
+@contextmanager
+def _pairs_registered(con: duckdb.DuckDBPyConnection, pairs: pa.Table) -> Iterator[bool]:
+    """Within the block, ``_tm_pairs`` (``pairs`` with their paths' numbers),
+    ``_tm_pair_paths`` and ``_tm_only`` are registered on ``con``; yields whether some
+    pair is of kind ``keys``."""
     numbered: dict[tuple[str, str, str], int] = {}
     ends = {"l": ("lside", "lpath"), "r": ("rside", "rpath"), "x": (None, "xpath"),
             "o": (None, "opath")}  # page pairs: the limit and offset are arguments  # fmt: skip
@@ -586,18 +603,106 @@ def pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey) 
         "path": pa.array([k[2] for k in keyed], pa.string()),
         "pno": pa.array(list(numbered.values()), pa.int32())}))  # fmt: skip
     con.register("_tm_only", pa.table({"path": sorted({k[2] for k in numbered})}))
-    keys = "keys" in cols["kind"]
     try:
-        with plain_scans(con):  # the per-call rows' two halves each scan the part
-            for k, part in enumerate(parts(con)):
-                con.execute(pair_calls_sql(survey, part))
-                con.execute(pair_stats_sql(survey, part, append=k > 0, keys=keys))
-        return integers(fetch_arrow(con, "SELECT * FROM _tm_pair_stats"))
+        yield "keys" in cols["kind"]
     finally:
         for name in ("_tm_pairs", "_tm_pair_paths", "_tm_only"):
             con.unregister(name)
         for name in ("_tm_pair_stats", "_tm_pair_calls", "_tm_pair_units"):
             con.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def _counted(
+    con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey, among: list[Part],
+    per_task: bool,
+) -> pa.Table | None:  # fmt: skip
+    """``_tm_pair_stats`` of ``pairs`` over the parts ``among`` (None: no pair or part)."""
+    if not among or not pairs.num_rows:
+        return None
+    with _pairs_registered(con, pairs) as keys, plain_scans(con):
+        # the per-call rows' two halves each scan the part
+        for k, part in enumerate(among):
+            con.execute(pair_calls_sql(survey, part))
+            con.execute(pair_stats_sql(survey, part, append=k > 0, keys=keys, per_task=per_task))
+        return integers(fetch_arrow(con, "SELECT * FROM _tm_pair_stats"))
+
+
+def pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey) -> pa.Table:
+    """Shard step: every pair's counts per fold (``_tm_pair_stats``), a part of the tasks
+    at a time. A task lies in one shard, so the shards' rows of a fold add up."""
+    found = _counted(con, pairs, survey, parts(con), per_task=False)
+    assert found is not None, "pair_stats is called with pairs"
+    return found
+
+
+_PAIR_KEY = _PAIR_FIELDS[1:]
+"""What a pair is, whatever number a mine gives it."""
+_COUNTS = ("tasks", "checked", "v1", "v2", "v3", "v4")
+
+
+def stored_pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey) -> pa.Table:
+    """One store's pair counts per fold (needs ``_tm_folds``), from counts per pair and
+    task kept in the store (``tm_pair_tasks``, with the digests of the tasks they were
+    counted on, ``tm_pair_digests``, and the pairs and survey, ``tm_pair_keys``): a task
+    whose calls are unchanged keeps its counts, and a pair counted before keeps its
+    counts on those tasks; the stale tasks and the new pairs are counted. Per task,
+    the rows are what the per-fold statement adds up, so the fold sums are the same."""
+    names = [json.dumps([pairs.column(f)[i].as_py() for f in _PAIR_KEY])
+             for i in range(pairs.num_rows)]  # fmt: skip
+    ids = pa.table({"pid": pairs.column("pid"), "pair": pa.array(names, pa.string())})
+    printed = survey_print(survey)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _tm_task_digests AS {task_digests_sql()}")
+    stored = ("tm_pair_tasks", "tm_pair_digests", "tm_pair_keys")
+    stale, known = None, set()
+    if all(has_table(con, t) for t in stored):
+        rows = con.execute("SELECT pair, survey FROM tm_pair_keys").fetchall()
+        if all(said == printed for _, said in rows):
+            known = {pair for pair, _ in rows}
+            stale = stale_tasks(con, "tm_pair_digests")
+    con.register("_tm_pair_ids", ids)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if stale is None:
+            fresh = [_counted(con, pairs, survey, parts(con), per_task=True)]
+            con.execute("CREATE OR REPLACE TABLE tm_pair_tasks (pair VARCHAR, task VARCHAR, "
+                        + ", ".join(f"{c} BIGINT" for c in _COUNTS) + ")")  # fmt: skip
+        else:
+            old = pa.array([name in known for name in names])
+            con.register("_tm_stale", pa.table({"task": pa.array(stale, pa.string())}))
+            con.execute("DELETE FROM tm_pair_tasks WHERE task IN (SELECT task FROM _tm_stale) "
+                        "OR pair NOT IN (SELECT pair FROM _tm_pair_ids)")  # fmt: skip
+            fresh = [  # the pairs counted before on the stale tasks, new pairs on all
+                _counted(con, pairs.filter(old), survey, parts(con, "_tm_stale"), True),
+                _counted(con, pairs.filter(pc.invert(old)), survey, parts(con), True),
+            ]
+            con.unregister("_tm_stale")
+        for found in fresh:
+            if found is None:
+                continue
+            con.register("_tm_found", found)
+            con.execute(f"""INSERT INTO tm_pair_tasks SELECT i.pair, f.task,
+                            {", ".join(f"f.{c}" for c in _COUNTS)}
+                            FROM _tm_found f JOIN _tm_pair_ids i ON i.pid = f.pid""")
+            con.unregister("_tm_found")
+        con.execute(
+            "CREATE OR REPLACE TABLE tm_pair_keys AS "
+            f"SELECT pair, {sql_string(printed)} AS survey FROM _tm_pair_ids"
+        )
+        con.execute("CREATE OR REPLACE TABLE tm_pair_digests AS SELECT * FROM _tm_task_digests")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.execute("DROP TABLE IF EXISTS _tm_task_digests")
+    try:
+        sums = ", ".join(f"sum(s.{c}) AS {c}" for c in _COUNTS)
+        return integers(fetch_arrow(con, f"""
+            SELECT i.pid, f.fold, {sums} FROM tm_pair_tasks s
+            JOIN _tm_pair_ids i ON i.pair = s.pair JOIN _tm_folds f ON f.task = s.task
+            GROUP BY i.pid, f.fold"""))  # fmt: skip
+    finally:
+        con.unregister("_tm_pair_ids")
 
 
 class Relations:
@@ -614,10 +719,12 @@ class Relations:
 
     def load(
         self, shards: Shards, client: duckdb.DuckDBPyConnection,
-        contexts: dict[str, MineContext], survey: Survey,
+        contexts: dict[str, MineContext], survey: Survey, per_task: bool = False,
     ) -> None:  # fmt: skip
         """Count every pair per task in every shard, and sum the counts into each context
-        (on ``client``, which has the fold membership)."""
+        (on ``client``, which has the fold membership). With ``per_task`` (one store,
+        ``client``, whose profiles are per task) the counts are kept per task in the
+        store and reused (:func:`stored_pair_stats`)."""
         if not self.pairs:
             return
         table = pa.table({name: [getattr(p, name) for p in self.pairs] for name in _PAIR_FIELDS})
@@ -627,8 +734,11 @@ class Relations:
             self.scales = load_scales(shards, pa.table({
                 name: [getattr(p, name) for p in ratios] for name in _PAIR_FIELDS}),
                 survey, folds)  # fmt: skip
-        client.register("_tm_pair_rows", concat(shards.map(pair_stats, table, survey,
-                                                           label="relations")))  # fmt: skip
+        if per_task:  # one store, whose counts per task are kept and reused
+            found = stored_pair_stats(client, table, survey)
+        else:
+            found = concat(shards.map(pair_stats, table, survey, label="relations"))
+        client.register("_tm_pair_rows", found)
         try:
             cursor = client.execute(pair_sums_sql("_tm_pair_rows"))
             names = [d[0] for d in cursor.description][2:]
