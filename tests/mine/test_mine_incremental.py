@@ -1,7 +1,8 @@
 """Mining again after new traces builds the profiles of the tasks that changed only, and
 finds exactly what a full mine of a fresh store of every file finds: the same contracts,
 parameters, evidence and counterexamples. The relations' counts per task are kept the
-same way, and must be the very rows a fresh store counts.
+same way, and must be the very rows a fresh store counts; so are the held-out counts of
+fitted contracts, per fold.
 
 Profiles are kept per task (what makes them reusable) in stores whose calls carry many
 values for their paths; these small stores would be kept per fold, so the tests keep
@@ -9,6 +10,7 @@ them per task."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,9 @@ import duckdb
 import pytest
 
 from tracemine.ingest import ingest
+from tracemine.mine import api as api_module
 from tracemine.mine import mine
+from tracemine.mine.evidence import kept_counts as kept_module
 from tracemine.mine.profile import aggregates as profile_module
 from tracemine.simulate import simulate, write_traces
 
@@ -25,9 +29,7 @@ TASKS = 48
 
 def _mined(db: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     result = mine(db, folds=3, min_tasks=3, target_fa=0.05)
-    contracts = sorted((c.model_dump(mode="json") for c in result.contracts),
-                       key=lambda c: c["id"])  # fmt: skip
-    return contracts, result.provenance["profile"]
+    return _dumped(result), result.provenance["profile"]
 
 
 def _write(tmp_path: Path, name: str, runs: list[dict[str, Any]]) -> Path:
@@ -130,3 +132,68 @@ def _profile_rows(db: Path) -> tuple[list[tuple], ...]:
         )
     finally:
         con.close()
+
+
+class _Spy:
+    """Records how the held-out counts of fitted contracts were taken: (items, only)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[tuple[int, str | None]] = []
+        real = kept_module.count_fitted
+
+        def spied(con: Any, survey: Any, items: list, only: str | None = None) -> Any:
+            self.calls.append((len(items), only))
+            return real(con, survey, items, only=only)
+
+        monkeypatch.setattr(kept_module, "count_fitted", spied)
+
+
+def test_mining_again_with_other_thresholds_reuses_heldout_counts(
+    tmp_path: Path, runs: list[dict], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same calls, same folds: every fitted contract's held-out count is the stored one
+    (counted on no task), and the contracts are a fresh store's."""
+    trace = _write(tmp_path, "all", runs)
+    grown, fresh = tmp_path / "grown.duckdb", tmp_path / "fresh.duckdb"
+    ingest([trace], grown)
+    ingest([trace], fresh)
+    _mined(grown)
+    spy = _Spy(monkeypatch)
+    again = mine(grown, folds=3, min_tasks=3, target_fa=0.2)
+    assert spy.calls and all(only == "_tm_added" for _, only in spy.calls)
+    expected = mine(fresh, folds=3, min_tasks=3, target_fa=0.2)
+    assert spy.calls[-1][1] is None  # the fresh store counted everything
+    assert _dumped(again) == _dumped(expected)
+
+
+def test_folds_that_only_grew_count_their_new_tasks_only(
+    tmp_path: Path, runs: list[dict], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With folds that keep their tasks when tasks are added (here a hash of the task),
+    a fitted contract seen before is counted on the new tasks and added to its stored
+    counts: the same counts and first counterexamples as counting the fold whole."""
+
+    def by_hash(task_calls: dict[str, int], folds: int, seed: int) -> dict[str, int]:
+        return {t: int(hashlib.sha256(f"{seed}:{t}".encode()).hexdigest(), 16) % folds
+                for t in task_calls}  # fmt: skip
+
+    monkeypatch.setattr(api_module, "assign_folds", by_hash)
+    tasks = _tasks(runs)
+    old = _write(tmp_path, "old", [r for r in runs if r["task_id"] in tasks[:TASKS]])
+    new = _write(tmp_path, "new", [r for r in runs if r["task_id"] in tasks[TASKS:]])
+    grown = tmp_path / "grown.duckdb"
+    ingest([old], grown)
+    _mined(grown)
+    ingest([new], grown)
+    spy = _Spy(monkeypatch)
+    after, _ = _mined(grown)
+    reused = sum(n for n, only in spy.calls if only == "_tm_added")
+    assert reused > 0
+    fresh = tmp_path / "fresh.duckdb"
+    ingest([old, new], fresh)
+    expected, _ = _mined(fresh)
+    assert after == expected
+
+
+def _dumped(result: Any) -> list[dict[str, Any]]:
+    return sorted((c.model_dump(mode="json") for c in result.contracts), key=lambda c: c["id"])

@@ -226,7 +226,7 @@ def mine_shards(
         for ctx in contexts.values():
             ctx.shared = shared
         step = stage("held-out counts", "counting held-out violations")
-        candidates = crossfit_tasks(shards, contexts, survey)
+        candidates = crossfit_tasks(shards, contexts, survey, assignment)
         added = schemas(candidates, contexts)
         # the profiles, pair counts and conditional rows are read no more: a wide store's
         # contexts are a row per context and path, freed before the candidates are priced

@@ -8,9 +8,11 @@ whose bounds differ per fold is still one candidate with K held-out tests.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from tracemine.mine.evidence.kept_counts import kept_counts
 from tracemine.mine.evidence.pooling import effective
 from tracemine.mine.profile.aggregates import Survey
 from tracemine.mine.profile.shards import Shards
@@ -95,10 +97,13 @@ def lower_bound(violations: float, checked: float, confidence: float = 0.95) -> 
 
 
 def crossfit(
-    shards: Shards, contexts: dict[str, MineContext], survey: Survey
-) -> dict[str, Candidate]:
+    shards: Shards, contexts: dict[str, MineContext], survey: Survey,
+    assignment: Mapping[str, int] | None = None,
+) -> dict[str, Candidate]:  # fmt: skip
     """Propose in ``all`` and every ``train:K`` context; count fold proposals on their
-    held-out context (fitted kinds in one SQL pass over all folds in each shard)."""
+    held-out context (fitted kinds in one SQL pass over all folds in each shard). With
+    one store and its fold ``assignment``, the fitted kinds' counts are kept in the store
+    and reused by the next mine where they still hold (:mod:`.kept_counts`)."""
     candidates: dict[str, Candidate] = {}
     for name in sorted(contexts):
         if name != "all" and not name.startswith("train:"):
@@ -120,7 +125,12 @@ def crossfit(
                 owners.append((cid, fold))
             else:
                 entry.heldout[fold] = found
-    counted = shards.map(count_fitted, survey, fitted, label="held-out counts") if fitted else []
+    if not fitted:
+        counted: list[dict[int, Measure]] = []
+    elif shards.client_is_store and assignment is not None:
+        counted = shards.map(kept_counts, survey, fitted, assignment, label="held-out counts")
+    else:
+        counted = shards.map(count_fitted, survey, fitted, label="held-out counts")
     for item, found in add_measures(counted).items():
         cid, fold = owners[item]
         candidates[cid].heldout[fold] = found

@@ -223,11 +223,13 @@ def fitted_sql(part: Part, bits: bool = False) -> str:
 
 
 def count_fitted(
-    con: duckdb.DuckDBPyConnection, survey: Survey, items: list[tuple[int, int, Contract]]
-) -> dict[int, Measure]:
+    con: duckdb.DuckDBPyConnection, survey: Survey, items: list[tuple[int, int, Contract]],
+    only: str | None = None,
+) -> dict[int, Measure]:  # fmt: skip
     """Count fitted-kind contracts, each on its held-out fold: ``items`` are (item number,
     fold, contract). Needs ``_tm_folds(task, fold)`` registered. The calls are counted a
-    part at a time; a call's values are all in its part, and so are its task's calls."""
+    part at a time; a call's values are all in its part, and so are its task's calls.
+    With ``only`` (a table of ``task``), on those tasks alone."""
     if not items:
         return {}
     cols: dict[str, list] = {k: [] for k in ("item", "fold", "tool", "side", "path", "kind",
@@ -254,7 +256,7 @@ def count_fitted(
     matched: dict[tuple[int, str], bool] = {}  # (item, key) → the regex matches
     out = {item: Measure() for item, _, _ in items}
     try:
-        for part in parts(con):
+        for part in parts(con, only):
             con.execute(pattern_rows_sql(part))
             keys = con.execute(
                 "SELECT DISTINCT item, key FROM _tm_pattern_rows WHERE prefixed"
