@@ -11,6 +11,7 @@ direction of the relation; a context sums its folds' rows.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 from collections import defaultdict
@@ -614,23 +615,31 @@ def _pairs_registered(con: duckdb.DuckDBPyConnection, pairs: pa.Table) -> Iterat
 
 def _counted(
     con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey, among: list[Part],
-    per_task: bool,
+    into: str | None = None,
 ) -> pa.Table | None:  # fmt: skip
-    """``_tm_pair_stats`` of ``pairs`` over the parts ``among`` (None: no pair or part)."""
+    """``_tm_pair_stats`` of ``pairs`` over the parts ``among`` (None: no pair or part);
+    with ``into``, counted per task and added to that table (named by ``_tm_pair_ids``)
+    rather than returned."""
     if not among or not pairs.num_rows:
         return None
     with _pairs_registered(con, pairs) as keys, plain_scans(con):
         # the per-call rows' two halves each scan the part
         for k, part in enumerate(among):
             con.execute(pair_calls_sql(survey, part))
-            con.execute(pair_stats_sql(survey, part, append=k > 0, keys=keys, per_task=per_task))
-        return integers(fetch_arrow(con, "SELECT * FROM _tm_pair_stats"))
+            con.execute(pair_stats_sql(survey, part, append=k > 0, keys=keys,
+                                       per_task=into is not None))  # fmt: skip
+        if into is None:
+            return integers(fetch_arrow(con, "SELECT * FROM _tm_pair_stats"))
+        con.execute(f"""INSERT INTO {into} SELECT i.pair, s.task,
+                        {", ".join(f"s.{c}" for c in _COUNTS)}
+                        FROM _tm_pair_stats s JOIN _tm_pair_ids i ON i.pid = s.pid""")
+        return None
 
 
 def pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: Survey) -> pa.Table:
     """Shard step: every pair's counts per fold (``_tm_pair_stats``), a part of the tasks
     at a time. A task lies in one shard, so the shards' rows of a fold add up."""
-    found = _counted(con, pairs, survey, parts(con), per_task=False)
+    found = _counted(con, pairs, survey, parts(con))
     assert found is not None, "pair_stats is called with pairs"
     return found
 
@@ -647,9 +656,12 @@ def stored_pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: S
     whose calls are unchanged keeps its counts, and a pair counted before keeps its
     counts on those tasks; the stale tasks and the new pairs are counted. Per task,
     the rows are what the per-fold statement adds up, so the fold sums are the same."""
-    names = [json.dumps([pairs.column(f)[i].as_py() for f in _PAIR_KEY])
+    # a pair by a 64-bit hash of what it is: the per-task rows join on a number
+    names = [int.from_bytes(hashlib.sha256(json.dumps(
+                 [pairs.column(f)[i].as_py() for f in _PAIR_KEY]).encode()).digest()[:8],
+                 "little", signed=True)
              for i in range(pairs.num_rows)]  # fmt: skip
-    ids = pa.table({"pid": pairs.column("pid"), "pair": pa.array(names, pa.string())})
+    ids = pa.table({"pid": pairs.column("pid"), "pair": pa.array(names, pa.int64())})
     printed = survey_print(survey)
     con.execute(f"CREATE OR REPLACE TEMP TABLE _tm_task_digests AS {task_digests_sql()}")
     stored = ("tm_pair_tasks", "tm_pair_digests", "tm_pair_keys")
@@ -663,27 +675,18 @@ def stored_pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: S
     con.execute("BEGIN TRANSACTION")
     try:
         if stale is None:
-            fresh = [_counted(con, pairs, survey, parts(con), per_task=True)]
-            con.execute("CREATE OR REPLACE TABLE tm_pair_tasks (pair VARCHAR, task VARCHAR, "
+            con.execute("CREATE OR REPLACE TABLE tm_pair_tasks (pair BIGINT, task VARCHAR, "
                         + ", ".join(f"{c} BIGINT" for c in _COUNTS) + ")")  # fmt: skip
+            _counted(con, pairs, survey, parts(con), into="tm_pair_tasks")
         else:
             old = pa.array([name in known for name in names])
             con.register("_tm_stale", pa.table({"task": pa.array(stale, pa.string())}))
             con.execute("DELETE FROM tm_pair_tasks WHERE task IN (SELECT task FROM _tm_stale) "
                         "OR pair NOT IN (SELECT pair FROM _tm_pair_ids)")  # fmt: skip
-            fresh = [  # the pairs counted before on the stale tasks, new pairs on all
-                _counted(con, pairs.filter(old), survey, parts(con, "_tm_stale"), True),
-                _counted(con, pairs.filter(pc.invert(old)), survey, parts(con), True),
-            ]
+            # the pairs counted before on the stale tasks, new pairs on every task
+            _counted(con, pairs.filter(old), survey, parts(con, "_tm_stale"), "tm_pair_tasks")
+            _counted(con, pairs.filter(pc.invert(old)), survey, parts(con), "tm_pair_tasks")
             con.unregister("_tm_stale")
-        for found in fresh:
-            if found is None:
-                continue
-            con.register("_tm_found", found)
-            con.execute(f"""INSERT INTO tm_pair_tasks SELECT i.pair, f.task,
-                            {", ".join(f"f.{c}" for c in _COUNTS)}
-                            FROM _tm_found f JOIN _tm_pair_ids i ON i.pid = f.pid""")
-            con.unregister("_tm_found")
         con.execute(
             "CREATE OR REPLACE TABLE tm_pair_keys AS "
             f"SELECT pair, {sql_string(printed)} AS survey FROM _tm_pair_ids"
