@@ -16,7 +16,9 @@ from typing import Any
 
 import duckdb
 import pytest
+from typer.testing import CliRunner
 
+from tracemine.cli import app
 from tracemine.ingest import ingest
 from tracemine.mine import api as api_module
 from tracemine.mine import mine
@@ -197,3 +199,24 @@ def test_folds_that_only_grew_count_their_new_tasks_only(
 
 def _dumped(result: Any) -> list[dict[str, Any]]:
     return sorted((c.model_dump(mode="json") for c in result.contracts), key=lambda c: c["id"])
+
+
+def test_mine_says_how_many_tasks_it_built(tmp_path: Path, runs: list[dict]) -> None:
+    """The command's summary line tells a mine after new tasks from a full one."""
+    tasks = _tasks(runs)
+    old = _write(tmp_path, "old", [r for r in runs if r["task_id"] in tasks[:TASKS]])
+    new = _write(tmp_path, "new", [r for r in runs if r["task_id"] in tasks[TASKS:]])
+    db, out = tmp_path / "grown.duckdb", tmp_path / "candidates.json"
+    options = ["mine", "--db", str(db), "--out", str(out), "--folds", "3", "--min-tasks", "3"]
+    ingest([old], db)
+    first = CliRunner().invoke(app, options)
+    assert first.exit_code == 0, first.output
+    assert "profiles computed" in " ".join(first.output.split())
+    again = CliRunner().invoke(app, options)
+    assert "profiles reused" in " ".join(again.output.split())
+    ingest([new], db)
+    grown = CliRunner().invoke(app, options)
+    said = " ".join(grown.output.split())
+    assert (
+        f"profiles built for {len(tasks) - TASKS} of {len(tasks)} tasks, the others' reused" in said
+    )

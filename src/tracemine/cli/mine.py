@@ -183,7 +183,7 @@ def render(result: ContractFile, out: Path) -> None:
         f"{len(result.contracts)} contracts from {profile.get('calls', 0)} nominal calls of "
         f"{profile.get('tasks', 0)} tasks ({folds}, target false-alarm "
         f"{params.get('target_fa')}) in {result.provenance.get('seconds', 0):.1f} s; "
-        f"profiles {'reused' if profile.get('reused') else 'computed'}"
+        f"{_profiles_said(profile)}"
     )
     folded = sum(1 for c in result.contracts if c.folded_into)
     if folded:
@@ -217,6 +217,17 @@ def render(result: ContractFile, out: Path) -> None:
 
 TOOLS_NAMED = 4
 """Tools a left-out-schema line names before it counts the rest."""
+
+
+def _profiles_said(profile: dict) -> str:
+    """Whether the mine read the stored profiles, built some tasks' (the others' stored
+    rows still held) or built them all."""
+    built, tasks = profile.get("tasks_built", 0), profile.get("tasks", 0)
+    if profile.get("profiles_reused"):
+        return "profiles reused"
+    if 0 < built < tasks:
+        return f"profiles built for {built} of {tasks} tasks, the others' reused"
+    return "profiles computed"
 
 
 def _schemas_left_out(tools: dict[str, dict]) -> None:
