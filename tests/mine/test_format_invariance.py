@@ -6,6 +6,11 @@ LangSmith runs, Anthropic Messages, MCP JSON-RPC transcripts, Braintrust spans, 
 mined: the candidate files must be identical but for what names the source (the store,
 the files' fingerprint, run ids: compared as task and trial) and timings. The comparison says which contracts and which of
 their fields differ, so a failure points at the leak.
+
+The bundled real corpora (AgentDojo's text and YAML results, BFCL's arguments written as
+Python calls and its null results) are read, regrouped into runs and written in every
+format the same way: what a real export holds must not leak through a writer or a reader
+either.
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ from typing import Any
 import duckdb
 import pytest
 
-from tracemine.ingest import ingest
+from tracemine.ingest import ingest, read_traces
 from tracemine.mine import mine
-from tracemine.simulate import FORMATS, simulate, write_traces
+from tracemine.simulate import FORMATS, runs_from_records, simulate, write_traces
 
+DATA = Path(__file__).resolve().parents[2] / "data"
 TASKS = 36  # twelve of each suite
 TRIALS = 2
 SHOWN = 12
@@ -172,4 +178,32 @@ def test_every_format_gives_the_same_candidates(
             shown = "\n  ".join(found[:SHOWN])
             more = f"\n  … and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
             report.append(f"{first} vs {name}: {len(found)} differences\n  {shown}{more}")
+    assert not report, "\n".join(report)
+
+
+@pytest.mark.parametrize("corpus", ["agentdojo", "bfcl"])
+def test_a_real_corpus_gives_the_same_candidates_in_every_format(
+    corpus: str, tmp_path: Path
+) -> None:
+    traces = read_traces(DATA / corpus / f"{corpus}.jsonl.gz")
+    runs = runs_from_records(traces.runs, traces.calls)
+    expected: dict[str, Any] = {}
+    report = []
+    for name in VARIANTS:
+        trace = tmp_path / f"{corpus}.{name}.jsonl"
+        if name == "flat-reversed":
+            _reversed_flat(runs, trace)
+        else:
+            write_traces(runs, trace, name)
+        db = tmp_path / f"{name}.duckdb"
+        ingest([trace], db)
+        found = comparable(db)
+        if not expected:
+            expected = found
+            assert len(found["contracts"]) > 500, f"{corpus} gives contracts to compare"
+            continue
+        said = differences(expected, found)
+        if said:
+            report.append(f"{VARIANTS[0]} vs {name}: {len(said)} differences\n  "
+                          + "\n  ".join(said[:SHOWN]))  # fmt: skip
     assert not report, "\n".join(report)

@@ -51,14 +51,28 @@ def is_late(run: dict[str, Any], call: dict[str, Any]) -> bool:
     return end is not None and done is not None and end > done
 
 
-def arguments_text(call: dict[str, Any]) -> str:
-    """The arguments exactly as the model produced them, when known."""
+def raw_says_more(call: dict[str, Any]) -> bool:
+    """The raw arguments are not just the parsed ones written as JSON: text no reader could
+    parse, or parsed as something else."""
     raw = call.get("arguments_raw")
-    if isinstance(raw, str):
+    if not isinstance(raw, str):
+        return False
+    try:
+        return bool(json.loads(raw) != call.get("arguments"))
+    except ValueError:
+        return True
+
+
+def arguments_text(call: dict[str, Any]) -> str:
+    """The arguments as the JSON text a tool call carries: the model's own text when it is
+    that JSON (its spacing kept) or when nothing was parsed from it; otherwise the parsed
+    arguments, since a JSON field cannot carry another syntax (BFCL's ``cd(folder='x')``,
+    which its reader parsed, would be read back as text that is not JSON)."""
+    raw = call.get("arguments_raw")
+    arguments = call.get("arguments")
+    if isinstance(raw, str) and (arguments is None or not raw_says_more(call)):
         return raw
-    return json.dumps(
-        call.get("arguments") if call.get("arguments") is not None else {}, ensure_ascii=False
-    )
+    return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
 
 
 def result_text(call: dict[str, Any]) -> str:

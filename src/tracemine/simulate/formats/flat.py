@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from tracemine.simulate.formats._common import call_times, has_result
+from tracemine.simulate.formats._common import call_times, has_result, raw_says_more
 
 _RUN_KEYS = ("run_id", "task_id", "trial", "family", "reward", "run_outcome")
 _CALL_KEYS = ("seq", "turn", "parallel_index", "call_id", "tool")
@@ -21,7 +20,7 @@ def write_run(run: dict[str, Any]) -> list[dict[str, Any]]:
         result_call_id = call.get("result_call_id")
         if result_call_id is not None and result_call_id != call.get("call_id"):
             line["result_call_id"] = result_call_id
-        if _raw_says_more(call):
+        if raw_says_more(call):
             line["arguments_raw"] = call["arguments_raw"]
         line["arguments"] = call.get("arguments")
         if has_result(call):
@@ -35,14 +34,3 @@ def write_run(run: dict[str, Any]) -> list[dict[str, Any]]:
         line["duration_ms"] = round((end - start).total_seconds() * 1000.0, 3)
         lines.append(line)
     return lines
-
-
-def _raw_says_more(call: dict[str, Any]) -> bool:
-    """The raw arguments are worth a field only when they are not just the parsed ones."""
-    raw = call.get("arguments_raw")
-    if not isinstance(raw, str):
-        return False
-    try:
-        return json.loads(raw) != call.get("arguments")
-    except ValueError:
-        return True
