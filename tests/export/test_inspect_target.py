@@ -32,11 +32,15 @@ from inspect_ai.tool import ToolCall, ToolCallError
 
 from tracemine.monitor import Monitor, replay
 
-# Inspect's eval loop leaves anyio memory streams to the garbage collector; their
-# ResourceWarning is its own, not this target's
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Exception ignored in.*MemoryObjectReceiveStream:pytest.PytestUnraisableExceptionWarning"
-)
+# Inspect's eval loop leaves anyio memory streams, and now and then an event loop with
+# its self-pipe sockets, to the garbage collector; their ResourceWarning is its own, not
+# this target's
+pytestmark = [
+    pytest.mark.filterwarnings(
+        f"ignore:Exception ignored in.*{leak}:pytest.PytestUnraisableExceptionWarning"
+    )
+    for leak in ("MemoryObjectReceiveStream", "BaseEventLoop.__del__", "socket.socket")
+]
 
 
 @pytest.fixture(autouse=True)
