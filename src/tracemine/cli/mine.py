@@ -247,14 +247,17 @@ def _schemas_left_out(tools: dict[str, dict]) -> None:
             f" and {len(names) - TOOLS_NAMED} more" if len(names) > TOOLS_NAMED else ""
         )
         prices = sorted(left["price"] for _, left in found)
-        priced = f"{prices[0]:.2%}" + (f"–{prices[-1]:.2%}" if prices[-1] > prices[0] else "")
+        low, high = f"{prices[0]:.2%}", f"{prices[-1]:.2%}"
+        priced = low + (f"–{high}" if high != low else "")  # not "6.72%–6.72%"
         shapes = [left["shape_price"] for _, left in found if "shape_price" in left]
         shape = f" (shape from {min(shapes):.2%})" if shapes else ""
         first = found[0][1]
         pooled = (f"; {family} pooled over {first['pooled_over']} schemas at "
                   f"{first['pooled_mean']:.2%}" if "pooled_mean" in first else "")  # fmt: skip
         tool_word = "tool" if len(names) == 1 else "tools"
-        said = f"({printable(shown)}): priced {priced}{shape}{pooled}: {reason}"
+        alone = sum(left.get("members_kept_alone", 0) for _, left in found)
+        kept = f"; {alone} of their members kept on their own" if alone else ""
+        said = f"({printable(shown)}): priced {priced}{shape}{pooled}: {reason}{kept}"
         console.print(f"[yellow]no {side} schema[/] for {len(names)} {tool_word} {said}")
 
 

@@ -121,6 +121,12 @@ def select(
                 continue
             if _eligible(evidence, settings):
                 alone[cid] = Priced(cid, entry.final, evidence, evidence.fa_share or 0.0)
+            elif settings.crossfit and evidence.tasks < settings.min_tasks:
+                # below --min-tasks a member is offered alone as its schema is: priced
+                # from its kind's pool, since its own few tasks cannot price it
+                pooled = build_evidence(entry, settings, example, priors, pooled=True)
+                if pooled.fa_share is not None:
+                    alone[cid] = Priced(cid, entry.final, pooled, pooled.fa_share)
             # kept under its schema, spending nothing itself
             share = 0.0 if evidence.fa_share is not None else None
             folded_evidence = evidence.model_copy(update={"fa_share": share})
@@ -347,6 +353,7 @@ def build_evidence(
     settings: Settings,
     example: Callable[[int, str], Counterexample | None],
     priors: dict[str, Prior] | None = None,
+    pooled: bool = False,
 ) -> Evidence:
     """The evidence of a candidate; ``example(key, shown)`` turns a held-out violation
     into a counterexample (None: the key is unknown). Call-level and run-level selection
@@ -383,7 +390,7 @@ def build_evidence(
     # a schema is priced from its pool even without a held-out record of its own (a tool
     # of two tasks): that is how it reaches tools below --min-tasks
     whole = entry.final is not None and entry.final.kind == Kind.SCHEMA
-    if prior is not None and (n > 0 or whole):
+    if prior is not None and (n > 0 or whole or pooled):
         floor = tail_floor(entry.final, support.tasks, entry.claim)
         # the pool prices a member near its family when the family's spread is not
         # identified (a + b at its upper bound), whatever the member's own record says;
@@ -391,7 +398,8 @@ def build_evidence(
         # its price is at least what its own record shows at the stated confidence
         mean = max(prior.posterior_mean(k, n), floor, lower_bound(k, n, CONFIDENCE))
         tool_calls = sum(entry.tool_calls.get(f, 0) for f in entry.heldout)
-        share = min(entry.heldout_calls / tool_calls, 1.0) if tool_calls else 1.0
+        checks = tool_calls and (n > 0 or not pooled)  # no record of its own: every call
+        share = min(entry.heldout_calls / tool_calls, 1.0) if checks else 1.0
         evidence.family = family
         evidence.fa_posterior = round(mean, 6)
         evidence.fa_share = round(mean * share, 6)
