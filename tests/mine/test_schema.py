@@ -5,7 +5,10 @@ claims of structural kinds priced as values."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -358,14 +361,13 @@ def test_an_argument_every_mined_task_passed_is_the_agents_choice_not_structure(
 def test_a_record_key_one_fold_proposed_is_no_member_of_that_folds_schema(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # most tasks ask about the same three restaurants, so the result, keyed by their
-    # names, is not read as a map; the one task asking about another one is held out in
-    # one fold, whose training tasks all had "Bistrot Paul Bert" and propose it present
-    usual = ["Bistrot Paul Bert", "Le Baratin", "Breizh Café"]
-    other = ["New Israeli Restaurant", "Le Baratin", "Breizh Café"]
+    # a city's ratings beside the one restaurant most tasks ask about: one key named like
+    # a record among fields, so the result is no map; the one task asking about another
+    # restaurant is held out in one fold, whose training tasks all had "Bistrot Paul
+    # Bert" and propose it present
     calls = [(f"t{task:03d}", "get_ratings",
-              {name: f"Rating: {3 + (task + i) % 3}.{task}" for i, name in
-               enumerate(other if task == 0 else usual)})
+              {"city": "Paris", "rating": 3 + task % 3,
+               "New Israeli Restaurant" if task == 0 else "Bistrot Paul Bert": f"{task}"})
              for task in range(10)]  # fmt: skip
     seen: dict[str, Any] = {}
     members: dict[tuple[str, int], list[str]] = {}
@@ -391,7 +393,7 @@ def test_a_record_key_one_fold_proposed_is_no_member_of_that_folds_schema(
     (fold,) = present[0].proposals  # one fold proposed it, and its held-out task missed it
     assert present[0].heldout[fold].violations
     schema = _schema(found, "get_ratings")
-    assert schema.params["schema"]["required"] == ["Breizh Café", "Le Baratin"]
+    assert schema.params["schema"]["required"] == ["city", "rating"]
     assert key not in members[(schema.id, fold)], members[(schema.id, fold)]
     assert schema.evidence is not None and schema.evidence.folds_proposed == 5
     # the fold's schema is not broken by the key it should not hold
@@ -524,3 +526,112 @@ def test_search_hits_are_a_value_though_every_mined_search_found_one(tmp_path: P
     assert not said, receipt.violations
     receipt = monitor.check("grep", {"file_name": "a.txt", "pattern": "x"}, {"matching_lines": "x"})
     assert "result.matching_lines" in [v.path for v in receipt.violations]
+
+
+def test_a_small_tool_refused_its_schema_keeps_its_members_priced_from_their_pools(
+    tmp_path: Path,
+) -> None:
+    # six tools of tickets, each with a key one task lacks and a score another task gives
+    # as text: the schema (and the shape) of the fold holding such a task out breaks on
+    # it, so both pools are dear, and the schema of a tool seen on one task is over the
+    # budget, its shape too.
+    # Its members are then offered on their own, priced from their kinds' pools as the
+    # schema is from the schemas' pool, although one task is below --min-tasks: the
+    # types held on every task of every tool, so they are cheap.
+    lines = []
+    for task in range(TASKS):
+        run = f"t{task:03d}"
+        calls = [(f"get_ticket_{n}", {"status": "open", "score": "high" if task == 10 + n else 1.5,
+                                 **({} if task == 3 + n else {"note": "x"})})
+                 for n in range(6)]  # fmt: skip
+        if task == 0:
+            calls.append(("get_file", {"name": "notes.txt", "size": 120, "owner": "ada"}))
+        lines += [{"run_id": run, "task_id": run, "tool": tool, "call_id": f"{run}.c{seq}",
+                   "seq": seq, "arguments": {}, "result": result, "status": "ok",
+                   "run_outcome": "success"}
+                  for seq, (tool, result) in enumerate(calls)]  # fmt: skip
+    found = _mine_lines(tmp_path, lines, target_fa=0.01)
+    tools = found.provenance["selection"]["tools"]
+    line = tools["get_file"]
+    left = [s for s in line["schemas_left_out"] if s["side"] == "result"]
+    assert left and left[0]["price"] > 0.01 and left[0]["members_kept_alone"] > 0, line
+    assert line["predicted_fa"] <= 0.01
+    alone = [c for c in found.contracts if c.tool == "get_file" and c.side == Side.RESULT]
+    assert alone and all(c.folded_into is None for c in alone)
+    # never free: each is priced at least at its family's prior mean, over every call
+    for contract in alone:
+        evidence = contract.evidence
+        assert evidence is not None and evidence.tasks == 1 and evidence.family, contract
+        assert (evidence.fa_share or 0) > 0, contract
+    name = next(c for c in alone if c.kind == Kind.TYPE and c.paths == ["result.name"])
+    assert name.params["type"] == "string"
+    assert name.evidence is not None and name.evidence.family == "type/result/string"
+    monitor = _monitor(found)
+    good = {"name": "plan.md", "size": 80, "owner": "alan"}
+    assert monitor.check("get_file", {}, good).ok
+    for broken in ({**good, "name": 80}, {**good, "name": None}):
+        receipt = monitor.check("get_file", {}, broken)
+        assert [v.path for v in receipt.violations] == ["result.name"], receipt.violations
+    # the mine summary says what became of the refused schema's members
+    said = subprocess.run(
+        [sys.executable, "-m", "tracemine", "mine", "--db", str(tmp_path / "runs.duckdb"),
+         "-o", str(tmp_path / "again.json"), "--quiet"],
+        capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    assert said.returncode == 0, said.stderr
+    text = " ".join(said.stdout.split())
+    reason = "priced over --target-fa 0.01, its shape too"
+    kept = sum(s["members_kept_alone"] for entry in tools.values()
+               for s in entry.get("schemas_left_out", ()) if s["side"] == "result"
+               and s["reason"] == reason)  # fmt: skip
+    assert f"{reason}; {kept} of their members kept on their own" in text, text
+
+
+def test_a_key_beside_record_ids_that_one_fold_saw_is_a_value_not_a_field(
+    tmp_path: Path,
+) -> None:
+    # messages keyed by the users who sent them, the same four users in every task: ids
+    # that recur are no map to the survey (years are ids too), so each key is proposed as
+    # a field. "support" (a word, no id by itself, but beside four that are) is in two
+    # tasks and not the third: the fold holding the third out proposes it, and the third
+    # "breaks" it. Which records a call returns is data: that break is priced as a
+    # value's, and it breaks neither that tool's schema nor the pool of keys that are fields.
+    users = ["USR001", "USR002", "USR003", "USR004"]
+    calls = [(f"t{task:03d}", "get_weather", {"temperature": task % 30, "sky": "clear"})
+             for task in range(TASKS)]  # fmt: skip
+    for task in range(3):
+        inbox = {user: f"hello {task}" for user in users}
+        if task < 2:
+            inbox["support"] = "ticket opened"
+        calls.append((f"t{task:03d}", "view_messages", inbox))
+    found = _mine_lines(tmp_path, _lines(calls), target_fa=0.01)
+    assert found.provenance["profile"]["maps"] == []
+    families = found.provenance["selection"]["families"]
+    assert families["present/result/string/value"]["members"] >= 1, families
+    assert families["present/result"]["mean"] < 0.01, families["present/result"]
+    schema = _schema(found, "view_messages")
+    assert schema.evidence is not None and schema.evidence.heldout_task_violations == 0
+    assert "support" not in schema.params["schema"].get("required", [])
+
+
+def test_keys_that_hold_words_apart_are_a_map_though_every_task_asked_for_them(
+    tmp_path: Path,
+) -> None:
+    # the same city's restaurants in every mined task: records all the same, so the
+    # result is a map and an omitted entry is caught by the names the call asked for,
+    # not by requiring the names the mined tasks saw
+    names = ["Le Baratin", "Breizh Café", "Bistrot Paul Bert", "Chez L'Ami Jean", "Miznon"]
+    lines = []
+    for task in range(TASKS):
+        run = f"t{task:03d}"
+        lines.append({"run_id": run, "task_id": run, "tool": "get_cuisine", "call_id": f"{run}.c0",
+                      "seq": 0, "arguments": {"restaurant_names": names},
+                      "result": {name: "French" for name in names}, "status": "ok",
+                      "run_outcome": "success"})  # fmt: skip
+    found = _mine_lines(tmp_path, lines, target_fa=0.01)
+    assert {"tool": "get_cuisine", "path": "result"} in found.provenance["profile"]["maps"]
+    monitor = _monitor(found)
+    asked = {"restaurant_names": ["Royal Panda", "Miznon"]}
+    assert monitor.check("get_cuisine", asked, {"Royal Panda": "French", "Miznon": "French"}).ok
+    receipt = monitor.check("get_cuisine", asked, {"Miznon": "French"})
+    assert [v.kind for v in receipt.violations] == ["subset"], receipt.violations

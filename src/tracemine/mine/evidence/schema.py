@@ -38,7 +38,7 @@ from functools import lru_cache
 from typing import Any
 
 from tracemine.mine.evidence.pooling import SHAPE, effective
-from tracemine.mine.profile.maps import key_like
+from tracemine.mine.profile.maps import ID_SHARE, MIN_KEYS, key_like
 from tracemine.mine.propose.context import MineContext
 from tracemine.mine.propose.measure import Measure, measure, parent_path
 from tracemine.mine.propose.templates import relational, unary
@@ -235,12 +235,16 @@ def schemas(candidates: dict[str, Any], contexts: dict[str, MineContext]) -> dic
         if ctx is not None and name not in children:
             children[name] = child_keys(ctx)
         entry.claim = value_claim(contract, ctx, children[name]) if ctx is not None else None
-        if not is_member(contract, entry.claim):
-            continue
-        if entry.final is None and _record_key(contract):
+        if ctx is not None and _record_key(contract, children[name]):
             # a fold of few tasks may not see a map as one (a result keyed by restaurant
             # names, three of them) and proposes its keys as fields; every held-out task
-            # then "misses" them, a break of the fold's schema that is not the schema's
+            # then "misses" them, a break of the fold's schema that is not the schema's,
+            # and no field's either: which records a call returns is data, so the key is
+            # priced as a value, out of the pool of the keys that are fields
+            profile = ctx.paths.get((contract.tool, contract.side.value, contract.paths[0]))
+            entry.claim = entry.claim or (profile.json_type if profile else None) or "mixed"
+            continue
+        if not is_member(contract, entry.claim):
             continue
         group = groups.setdefault((contract.tool, contract.side.value), Group())
         if entry.final is not None:
@@ -346,11 +350,27 @@ def _few_task_members(candidates: dict[str, Any], contexts: dict[str, MineContex
                 entry.tool_calls[fold] = test.tool_calls.get(contract.tool, 0)
 
 
-def _record_key(contract: Contract) -> bool:
-    """Whether a ``present`` names a key that looks like a record's, not a field's."""
+def _record_key(
+    contract: Contract, children: dict[tuple[str, str, str], list] | None = None
+) -> bool:
+    """Whether a ``present`` names a key that looks like a record's, not a field's, or
+    (given the ``children`` of its context) a key of an object most of whose keys do
+    ("Miznon" beside "Bistrot Paul Bert")."""
     if contract.kind != Kind.PRESENT:
         return False
-    return _names_record(parse(contract.paths[0]).steps[-1])
+    if _names_record(parse(contract.paths[0]).steps[-1]):
+        return True
+    if children is None:
+        return False
+    above = parent_path(contract.paths[0]) or contract.side.value
+    return _keyed_by_records(children.get((contract.tool, contract.side.value, above), []))
+
+
+def _keyed_by_records(keys: list) -> bool:
+    """Whether an object's keys are mostly names of records, as a map's are
+    (:mod:`tracemine.mine.profile.maps` counts them alike)."""
+    named = [key for key in keys if key is not ANY_KEY and _names_record(key)]
+    return len(named) >= MIN_KEYS and len(named) >= ID_SHARE * len(keys)
 
 
 def _names_record(step: object) -> bool:

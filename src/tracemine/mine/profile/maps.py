@@ -17,9 +17,10 @@ whose keys look like ids:
   companies the call named), which no field name does;
 - an object is a map when at least ``ID_SHARE`` of its keys look like ids, it has at least
   ``MIN_KEYS`` of them, and a key appears on average in at most ``KEY_SHARE`` of the tasks
-  the object appears in. Keys that every record shares (years, say) are fields. One
-  task cannot show its keys change: there, keys that hold words apart make a map (no
-  field is named so).
+  the object appears in. Keys that every record shares (years, say) are fields. Keys
+  that hold words apart make a map however often they recur (no field is named so:
+  a city's restaurants, the same in every mined task, are records all the same), and
+  so on one task, which cannot show its keys change.
 
 Only the outermost map of a path is found; a map inside a map's entries keeps its keys.
 The whole result (or arguments) object may be one (``result{*}``): its keys are then
@@ -135,8 +136,11 @@ def decide(rows: list[tuple[str, str, int]]) -> list[tuple[str, str]]:
             if any(_under(prefix, outer) for outer in chosen):
                 continue  # a map inside a map's entries keeps its keys
             names = sum(name_like(parse(kid).steps[-1]) for kid in kids)
-            if whole and (sum(seen) / len(seen) <= KEY_SHARE * whole or (whole == 1
-                          and names >= max(ID_SHARE * len(kids), MIN_KEYS))):  # fmt: skip
+            # keys that hold words apart make a map however often they recur: no field is
+            # named so, and the same records asked for in every mined task (one city's
+            # restaurants) are still records
+            if whole and (sum(seen) / len(seen) <= KEY_SHARE * whole
+                          or names >= max(ID_SHARE * len(kids), MIN_KEYS)):  # fmt: skip
                 chosen.append(prefix)
         maps += [(tool, prefix) for prefix in sorted(chosen)]
     return maps
