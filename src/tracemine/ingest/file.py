@@ -80,8 +80,7 @@ def ingest_file(
             refused = _forced_in_vain(path, source_file, name, report)
             if refused:
                 raise InputError(refused)
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with store.transaction(con):
             if existing is not None:
                 store.delete_ingest(con, existing, successor=writer.ingest_id)
             apart = writer.keep_runs_apart(digest)
@@ -100,10 +99,6 @@ def ingest_file(
                     datetime.now(UTC).replace(tzinfo=None), time.perf_counter() - started,
                 ],
             )  # fmt: skip
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
     except BaseException as exc:
         writer.abandon()
         try:

@@ -335,12 +335,24 @@ SELECT (SELECT count(*) FROM calls WHERE {_UNFINISHED})
 """
 
 
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The block as one transaction: committed when it ends, rolled back (and the error
+    raised again) when it raises."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
 def remove_unfinished(con: duckdb.DuckDBPyConnection, ingest_id: int | None = None) -> None:
     """Delete the rows of unfinished ingests (of ``ingest_id`` only, when given)."""
     which = "ingest_id = $1" if ingest_id is not None else _UNFINISHED
     params = [ingest_id] if ingest_id is not None else []
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         con.execute(
             "DELETE FROM json_values WHERE call_key >= "
             f"(SELECT coalesce(min(call_key), 0) FROM calls WHERE {which}) "
@@ -349,10 +361,6 @@ def remove_unfinished(con: duckdb.DuckDBPyConnection, ingest_id: int | None = No
         )
         con.execute(f"DELETE FROM calls WHERE {which}", params)
         con.execute(f"DELETE FROM quarantine WHERE {which}", params)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 MEMORY_SETTING = "TRACEMINE_DUCKDB_MEMORY"

@@ -30,9 +30,10 @@ from collections.abc import Mapping
 import duckdb
 import pyarrow as pa
 
+from tracemine.ingest.store import transaction
 from tracemine.mine.profile.aggregates import Survey, survey_print, task_digests_sql
 from tracemine.mine.profile.shards import folds_table, has_table
-from tracemine.mine.propose.measure import _EXAMPLES, Measure, count_fitted
+from tracemine.mine.propose.measure import Measure, add_measures, count_fitted
 from tracemine.model.contract import Contract
 
 Item = tuple[int, int, Contract]
@@ -70,11 +71,6 @@ def _stored(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, int], Measure]:
     }  # fmt: skip
 
 
-def _added(a: Measure, b: Measure) -> Measure:
-    return Measure(a.checked + b.checked, a.violations + b.violations,
-                   sorted(a.examples + b.examples)[:_EXAMPLES])  # fmt: skip
-
-
 def kept_counts(
     con: duckdb.DuckDBPyConnection, survey: Survey, items: list[Item],
     assignment: Mapping[str, int],
@@ -105,8 +101,8 @@ def kept_counts(
             )
             new = count_fitted(con, survey, again, only="_tm_added")
             con.execute("DROP TABLE _tm_added")
-            for item, fold, _ in again:
-                out[item] = _added(stored[(versions[item], fold)], new[item])
+            kept = {item: stored[(versions[item], fold)] for item, fold, _ in again}
+            out.update(add_measures([kept, {item: new[item] for item, _, _ in again}]))
         _keep(con, items, versions, out)
         return out
     finally:
@@ -131,16 +127,12 @@ def _keep(
         "examples": pa.array([json.dumps(rows[k].examples) for k in keys], pa.string()),
     })  # fmt: skip
     con.register("_tm_counts", table)
-    con.execute("BEGIN TRANSACTION")
     try:
-        con.execute("CREATE OR REPLACE TABLE tm_heldout_counts AS SELECT * FROM _tm_counts")
-        con.execute(
-            "CREATE OR REPLACE TABLE tm_heldout_digests AS SELECT d.*, f.fold "
-            "FROM _tm_task_digests d JOIN _tm_now_folds f ON f.task = d.task"
-        )
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        with transaction(con):
+            con.execute("CREATE OR REPLACE TABLE tm_heldout_counts AS SELECT * FROM _tm_counts")
+            con.execute(
+                "CREATE OR REPLACE TABLE tm_heldout_digests AS SELECT d.*, f.fold "
+                "FROM _tm_task_digests d JOIN _tm_now_folds f ON f.task = d.task"
+            )
     finally:
         con.unregister("_tm_counts")

@@ -29,7 +29,7 @@ import duckdb
 import pyarrow as pa
 
 from tracemine.errors import TaskKeyError
-from tracemine.ingest.store import fetch_arrow, fetch_one
+from tracemine.ingest.store import fetch_arrow, fetch_one, transaction
 from tracemine.ingest.taskkey import TaskKey, store_runs, suggest
 from tracemine.mine.profile import aggregates as profile
 from tracemine.mine.profile import maps as map_paths
@@ -87,6 +87,10 @@ class ProfileInfo:
     profiles_reused: bool = False
     tasks_built: int = 0
     """How many tasks' profile rows this mine built (0: all reused; per fold, all tasks)."""
+    per_task: bool = False
+    """Whether what the store keeps is counted per task (one store, profiles not per
+    fold), so that a later mine counts again only the tasks that changed: the profiles,
+    and the relation counts beside them."""
     tool_tasks: list[tuple[str, str, int]] = field(default_factory=list, repr=False)
 
 
@@ -120,18 +124,13 @@ def nominal(con: duckdb.DuckDBPyConnection, filters: list[Filter], task_key: str
     print_ = fingerprint_of(ingests, filters, task_key)
     if _state(con, "calls").get("fingerprint") != print_:
         where, params = where_sql(filters)
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             task_table = _register_task_key(con, task_key) if task_key else None
             con.execute(profile.nominal_calls_sql(where, task_table, profile.part_calls(con)),
                         params)  # fmt: skip
             if task_table:
                 con.unregister(task_table)
             _save_state(con, "calls", {"fingerprint": print_})
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
     rows = con.execute("SELECT tool, task, count(*) FROM tm_calls GROUP BY ALL").fetchall()
     counts = fetch_one(
         con,
@@ -310,13 +309,8 @@ def build_in_place(con: duckdb.DuckDBPyConnection, info: ProfileInfo) -> int:
 def shard_profiles(con: duckdb.DuckDBPyConnection, survey: Survey) -> tuple[pa.Table, pa.Table]:
     """Shard step: build the shard's profiles per fold (needs ``_tm_folds``) and return
     its two tables."""
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         build_profiles(con, survey, fold=True)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return (
         integers(fetch_arrow(con, "SELECT * FROM tm_profiles")),
         integers(fetch_arrow(con, "SELECT * FROM tm_profile_values")),
@@ -356,21 +350,17 @@ def ensure_profiles(
     if not reused:
         if shards.client_is_store:  # one store: built in place, a part at a time
             prepare(client, Setup(info.survey.maps, assignment))
-            client.execute("BEGIN TRANSACTION")
-            try:
+            with transaction(client):
                 built = build_in_place(client, info)
                 _save_state(client, "profiles", {"fingerprint": print_, "per_fold": info.per_fold,
                                                  "survey": survey_print(info.survey)})  # fmt: skip
-                client.execute("COMMIT")
-            except BaseException:
-                client.execute("ROLLBACK")
-                raise
         else:
             merge_profiles(client, shards.map(shard_profiles, info.survey, label="profiles"))
             _save_state(client, "profiles", {"fingerprint": print_, "per_fold": True})
             built = info.tasks
     seconds = round(info.seconds + time.perf_counter() - started, 3)
-    return replace(info, seconds=seconds, profiles_reused=reused, tasks_built=built)
+    return replace(info, seconds=seconds, profiles_reused=reused, tasks_built=built,
+                   per_task=shards.client_is_store and not info.per_fold)  # fmt: skip
 
 
 def task_key_hits(con: duckdb.DuckDBPyConnection, spec: str) -> tuple[int, int]:

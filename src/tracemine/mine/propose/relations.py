@@ -24,7 +24,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tracemine.ingest.store import fetch_arrow, sql_string
+from tracemine.ingest.store import fetch_arrow, sql_string, transaction
 from tracemine.mine.profile.aggregates import (
     Part,
     Survey,
@@ -672,30 +672,26 @@ def stored_pair_stats(con: duckdb.DuckDBPyConnection, pairs: pa.Table, survey: S
             known = {pair for pair, _ in rows}
             stale = stale_tasks(con, "tm_pair_digests")
     con.register("_tm_pair_ids", ids)
-    con.execute("BEGIN TRANSACTION")
     try:
-        if stale is None:
-            con.execute("CREATE OR REPLACE TABLE tm_pair_tasks (pair BIGINT, task VARCHAR, "
-                        + ", ".join(f"{c} BIGINT" for c in _COUNTS) + ")")  # fmt: skip
-            _counted(con, pairs, survey, parts(con), into="tm_pair_tasks")
-        else:
-            old = pa.array([name in known for name in names])
-            con.register("_tm_stale", pa.table({"task": pa.array(stale, pa.string())}))
-            con.execute("DELETE FROM tm_pair_tasks WHERE task IN (SELECT task FROM _tm_stale) "
-                        "OR pair NOT IN (SELECT pair FROM _tm_pair_ids)")  # fmt: skip
-            # the pairs counted before on the stale tasks, new pairs on every task
-            _counted(con, pairs.filter(old), survey, parts(con, "_tm_stale"), "tm_pair_tasks")
-            _counted(con, pairs.filter(pc.invert(old)), survey, parts(con), "tm_pair_tasks")
-            con.unregister("_tm_stale")
-        con.execute(
-            "CREATE OR REPLACE TABLE tm_pair_keys AS "
-            f"SELECT pair, {sql_string(printed)} AS survey FROM _tm_pair_ids"
-        )
-        con.execute("CREATE OR REPLACE TABLE tm_pair_digests AS SELECT * FROM _tm_task_digests")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        with transaction(con):
+            if stale is None:
+                con.execute("CREATE OR REPLACE TABLE tm_pair_tasks (pair BIGINT, task VARCHAR, "
+                            + ", ".join(f"{c} BIGINT" for c in _COUNTS) + ")")  # fmt: skip
+                _counted(con, pairs, survey, parts(con), into="tm_pair_tasks")
+            else:
+                old = pa.array([name in known for name in names])
+                con.register("_tm_stale", pa.table({"task": pa.array(stale, pa.string())}))
+                con.execute("DELETE FROM tm_pair_tasks WHERE task IN (SELECT task FROM _tm_stale) "
+                            "OR pair NOT IN (SELECT pair FROM _tm_pair_ids)")  # fmt: skip
+                # the pairs counted before on the stale tasks, new pairs on every task
+                _counted(con, pairs.filter(old), survey, parts(con, "_tm_stale"), "tm_pair_tasks")
+                _counted(con, pairs.filter(pc.invert(old)), survey, parts(con), "tm_pair_tasks")
+                con.unregister("_tm_stale")
+            con.execute(
+                "CREATE OR REPLACE TABLE tm_pair_keys AS "
+                f"SELECT pair, {sql_string(printed)} AS survey FROM _tm_pair_ids"
+            )
+            con.execute("CREATE OR REPLACE TABLE tm_pair_digests AS SELECT * FROM _tm_task_digests")
     finally:
         con.execute("DROP TABLE IF EXISTS _tm_task_digests")
     try:
