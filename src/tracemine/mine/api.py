@@ -220,9 +220,7 @@ def mine_shards(
         )
         assert shared.relations is not None
         step = "counting relations"
-        shared.relations.load(
-            shards, client, contexts, survey, per_task=shards.client_is_store and not info.per_fold
-        )
+        shared.relations.load(shards, client, contexts, survey, per_task=info.per_task)
         for ctx in contexts.values():
             ctx.shared = shared
         step = stage("held-out counts", "counting held-out violations")
