@@ -38,7 +38,7 @@ from functools import lru_cache
 from typing import Any
 
 from tracemine.mine.evidence.pooling import SHAPE, effective
-from tracemine.mine.profile.maps import ID_SHARE, MIN_KEYS, key_like
+from tracemine.mine.profile.maps import key_like, keyed_by_records
 from tracemine.mine.propose.context import MineContext
 from tracemine.mine.propose.measure import Measure, measure, parent_path
 from tracemine.mine.propose.templates import relational, unary
@@ -363,14 +363,9 @@ def _record_key(
     if children is None:
         return False
     above = parent_path(contract.paths[0]) or contract.side.value
-    return _keyed_by_records(children.get((contract.tool, contract.side.value, above), []))
-
-
-def _keyed_by_records(keys: list) -> bool:
-    """Whether an object's keys are mostly names of records, as a map's are
-    (:mod:`tracemine.mine.profile.maps` counts them alike)."""
-    named = [key for key in keys if key is not ANY_KEY and _names_record(key)]
-    return len(named) >= MIN_KEYS and len(named) >= ID_SHARE * len(keys)
+    keys = children.get((contract.tool, contract.side.value, above), [])
+    # as the survey weighs a map's keys (a map's own ``{*}`` is no key to count)
+    return keyed_by_records([key for key in keys if isinstance(key, str)])
 
 
 def _names_record(step: object) -> bool:

@@ -82,11 +82,18 @@ def _candidates(paths: list[str], roots_whole: bool = False) -> dict[str, set[st
             children[prefix].setdefault(step, format_path(path.root, path.steps[: i + 1]))
     found = {}
     for prefix, keys in children.items():
-        ids = [k for k in keys if key_like(k)]
         whole = roots_whole and prefix in ROOTS
-        if len(ids) >= MIN_KEYS and (whole or len(ids) >= ID_SHARE * len(keys)):
+        if keyed_by_records(list(keys), whole):
             found[prefix] = set(keys.values())
     return found
+
+
+def keyed_by_records(keys: list[str], whole: bool = False) -> bool:
+    """Whether an object with these keys is keyed by records as far as its keys say: at
+    least ``MIN_KEYS`` of them look like ids or names, and (unless ``whole``: a root,
+    weighed per tool apart) at least ``ID_SHARE`` of them do."""
+    ids = sum(key_like(key) for key in keys)
+    return ids >= MIN_KEYS and (whole or ids >= ID_SHARE * len(keys))
 
 
 def _under(path: str, prefix: str) -> bool:
