@@ -71,21 +71,24 @@ def _reversed_flat(runs: list[dict[str, Any]], path: Path) -> Path:
 VARIANTS = ("openai_chat", *sorted(set(FORMATS) - {"openai_chat"}), "flat-reversed")
 
 
-@pytest.fixture(scope="module")
-def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    folder = tmp_path_factory.mktemp("formats")
-    runs = nominal_runs()
+def stored_in_every_format(runs: list[dict[str, Any]], folder: Path, stem: str) -> dict[str, Path]:
+    """``runs`` written in each of :data:`VARIANTS` and ingested, a store each."""
     out = {}
     for name in VARIANTS:
-        trace = folder / f"all.{name}.jsonl"
+        trace = folder / f"{stem}.{name}.jsonl"
         if name == "flat-reversed":
             _reversed_flat(runs, trace)
         else:
             write_traces(runs, trace, name)
-        db = folder / f"{name}.duckdb"
+        db = folder / f"{stem}.{name}.duckdb"
         ingest([trace], db)
         out[name] = db
     return out
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return stored_in_every_format(nominal_runs(), tmp_path_factory.mktemp("formats"), "all")
 
 
 def _runs_by_task(db: Path) -> dict[str, str]:
@@ -168,9 +171,17 @@ def differences(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
 def test_every_format_gives_the_same_candidates(
     stores: dict[str, Path], options: dict[str, Any]
 ) -> None:
-    first, *others = VARIANTS
-    expected = comparable(stores[first], **options)
+    expected = comparable(stores[VARIANTS[0]], **options)
     assert expected["contracts"], "the simulated suites give contracts to compare"
+    assert not (report := against_the_first(expected, stores, **options)), "\n".join(report)
+
+
+def against_the_first(
+    expected: dict[str, Any], stores: dict[str, Path], **options: Any
+) -> list[str]:
+    """What each other variant's candidate file differs in from ``expected`` (the first
+    variant's), a paragraph per variant that differs."""
+    first, *others = VARIANTS
     report = []
     for name in others:
         found = differences(expected, comparable(stores[name], **options))
@@ -178,7 +189,7 @@ def test_every_format_gives_the_same_candidates(
             shown = "\n  ".join(found[:SHOWN])
             more = f"\n  … and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
             report.append(f"{first} vs {name}: {len(found)} differences\n  {shown}{more}")
-    assert not report, "\n".join(report)
+    return report
 
 
 @pytest.mark.parametrize("corpus", ["agentdojo", "bfcl"])
@@ -186,24 +197,7 @@ def test_a_real_corpus_gives_the_same_candidates_in_every_format(
     corpus: str, tmp_path: Path
 ) -> None:
     traces = read_traces(DATA / corpus / f"{corpus}.jsonl.gz")
-    runs = runs_from_records(traces.runs, traces.calls)
-    expected: dict[str, Any] = {}
-    report = []
-    for name in VARIANTS:
-        trace = tmp_path / f"{corpus}.{name}.jsonl"
-        if name == "flat-reversed":
-            _reversed_flat(runs, trace)
-        else:
-            write_traces(runs, trace, name)
-        db = tmp_path / f"{name}.duckdb"
-        ingest([trace], db)
-        found = comparable(db)
-        if not expected:
-            expected = found
-            assert len(found["contracts"]) > 500, f"{corpus} gives contracts to compare"
-            continue
-        said = differences(expected, found)
-        if said:
-            report.append(f"{VARIANTS[0]} vs {name}: {len(said)} differences\n  "
-                          + "\n  ".join(said[:SHOWN]))  # fmt: skip
-    assert not report, "\n".join(report)
+    stores = stored_in_every_format(runs_from_records(traces.runs, traces.calls), tmp_path, corpus)
+    expected = comparable(stores[VARIANTS[0]])
+    assert len(expected["contracts"]) > 500, f"{corpus} gives contracts to compare"
+    assert not (report := against_the_first(expected, stores)), "\n".join(report)
