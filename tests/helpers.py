@@ -110,6 +110,19 @@ def ingest_snapshot(
     return {"counts": counts, "runs": runs, "calls": calls, "quarantine": quarantine}
 
 
+def store_calls(folder: Path, calls: list[tuple[str, str, dict[str, Any], Any]]) -> Path:
+    """A store of one-call runs, each ``(task, tool, arguments, result)`` with status ok,
+    ingested from flat lines in ``folder``."""
+    lines = [
+        {"run_id": f"r{i}", "task_id": task, "seq": 0, "tool": tool, "call_id": f"c{i}",
+         "arguments": arguments, "result": result, "status": "ok"}
+        for i, (task, tool, arguments, result) in enumerate(calls)
+    ]  # fmt: skip
+    write_jsonl(folder / "calls.jsonl", lines)
+    ingest([folder / "calls.jsonl"], folder / "store.duckdb")
+    return folder / "store.duckdb"
+
+
 def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
     cursor = con.execute(sql)
     names = [d[0] for d in cursor.description]

@@ -110,10 +110,13 @@ def _relation(contract: Contract, args: Any, result: Any) -> bool | None:
     left_path, right_path = (parse(p) for p in contract.paths)
     left = [v for v in evaluate(left_path, args, result) if v is not MISSING]
     if contract.kind in (Kind.MEMBER, Kind.SUBSET):
-        allowed = [v for v in select(right_path, args, result) if isinstance(v, list)]
-        if not left or len(allowed) != 1 or not allowed[0]:
+        found = [v for v in select(right_path, args, result) if v is not MISSING]
+        if not left or not (found or right_path.has_wildcard):
             return None
-        return all(v in allowed[0] for v in left)
+        if right_path.has_wildcard:  # what was asked for, among the result's values
+            return all(v in found for v in left)
+        allowed = found[0] if isinstance(found[0], list) else []  # an empty list holds none
+        return all(v in allowed for v in left)
     right = [v for v in evaluate(right_path, args, result) if v is not MISSING]
     if contract.kind == Kind.SUM_EQUALS and not left and left_path.has_wildcard:
         left = [0]

@@ -5,29 +5,17 @@ a tool of one task."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from tracemine.ingest import ingest
 from tracemine.mine import mine
 from tracemine.model.contract import Contract, Kind
 from tracemine.monitor import Monitor
 
+from helpers import store_calls
+
 NAMES = ["Speedy Rentals", "SunSet Rent-A-Car", "LAX Car Rental", "Green Motion", "City Cars",
          'Chez "Ami" Jean', "Back\\Slash Autos", "Hertz", "Rent A Wreck", "Nice Drive"]  # fmt: skip
-
-
-def _store(tmp_path: Path, calls: list[tuple[str, str, dict[str, Any], Any]]) -> Path:
-    lines = [
-        {"run_id": f"r{i}", "task_id": task, "seq": 0, "tool": tool, "call_id": f"c{i}",
-         "arguments": arguments, "result": result, "status": "ok"}
-        for i, (task, tool, arguments, result) in enumerate(calls)
-    ]  # fmt: skip
-    source = tmp_path / "calls.jsonl"
-    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    ingest([source], tmp_path / "store.duckdb")
-    return tmp_path / "store.duckdb"
 
 
 def _entries(contracts: list[Contract], tool: str) -> dict[tuple[str, ...], Contract]:
@@ -42,7 +30,7 @@ def _prices(i: int) -> tuple[dict[str, Any], dict[str, float]]:
 
 def test_a_map_keyed_by_the_names_asked_for_is_mined_both_ways(tmp_path: Path) -> None:
     calls = [(f"t{i}", "price_per_day", *_prices(i)) for i in range(30)]
-    found = mine(_store(tmp_path, calls), budget=False)
+    found = mine(store_calls(tmp_path, calls), budget=False)
     entries = _entries(found.contracts, "price_per_day")
     assert set(entries) == {("args.company_name", "keys(result)"),
                             ("keys(result)", "args.company_name")}  # fmt: skip
@@ -68,7 +56,7 @@ def test_a_direction_that_broke_is_not_mined(tmp_path: Path) -> None:
         if i % 4 == 0:
             arguments = {"company_name": [*arguments["company_name"], "Unknown Cars"]}
         calls.append((f"t{i}", "price_per_day", arguments, result))
-    found = mine(_store(tmp_path, calls), budget=False)
+    found = mine(store_calls(tmp_path, calls), budget=False)
     assert set(_entries(found.contracts, "price_per_day")) == {
         ("keys(result)", "args.company_name")
     }
@@ -81,7 +69,7 @@ def test_a_tool_of_one_task_gets_its_entries_in_its_schema(tmp_path: Path) -> No
     arguments = {"company_name": ["SunSet Rent-A-Car", "LAX Car Rental"]}
     result = {"SunSet Rent-A-Car": ["Sedan", "SUV"], "LAX Car Rental": ["Sedan", "Truck"]}
     calls += [("t0", "car_types", arguments, result)] * 2
-    found = mine(_store(tmp_path, calls))
+    found = mine(store_calls(tmp_path, calls))
     entries = _entries(found.contracts, "car_types")
     schemas = {c.id for c in found.contracts if c.tool == "car_types" and c.kind == Kind.SCHEMA
                and c.side.value == "result"}  # fmt: skip

@@ -75,6 +75,9 @@ class Prior:
         return max(math.ceil(self.a / target - self.a - self.b), 0)
 
 
+ASKED = "asked"
+"""The last step of the family of an argument list's values found in the result
+(``subset/result/asked``)."""
 VALUE = "value"
 """The last step of a value claim's family name (``non_empty/result/string/value``)."""
 
@@ -92,6 +95,14 @@ def family_of(contract: Contract, claim: str | None = None) -> str:
         parts.append(_value_type(contract))
     if contract.when is not None:
         parts.append("when")
+    if (
+        contract.kind == Kind.SUBSET
+        and contract.paths[0].startswith("args")
+        and not any(p.startswith("keys(") for p in contract.paths)
+    ):
+        # what was asked for comes back: it breaks where a thing asked for is not found,
+        # not where a result strays outside what was asked, so it is priced on its own
+        parts.append(ASKED)
     if contract.kind in _FITTED:
         # bounds and value sets fitted on few tasks are exceeded more often (a new value
         # falls outside the extremes of m tasks with chance up to 2/(m+1)): such a kind

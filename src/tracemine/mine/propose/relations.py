@@ -74,7 +74,8 @@ class Pair:
     tok (v1: no word of right in left, v2: the same string), page (v1: len(left) is not
     min(xpath, right - start), v2: right - start > xpath, the page was cut by the limit;
     ``vtype`` says what ``opath`` is: ``start`` an offset, ``page`` a 1-based page number,
-    ``none`` no such argument), ratio (left / right per task, :mod:`.scales`) and keys
+    ``none`` no such argument), echo (v1: a value the argument list left asked for is
+    none of the result's values at right), ratio (left / right per task, :mod:`.scales`) and keys
     (v1: a name in right that is no key of the map left, v2: a key not in right)."""
 
     pid: int
@@ -310,6 +311,18 @@ def _tool_pairs(ctx: MineContext, tool: str) -> Iterator[tuple[str, str, PathPro
                 and _affine(left, right, ctx)
             ):
                 yield ("member", lt, left, right)
+    # the other way: every value an argument list asked for comes back among the result's
+    # values (``args.participants[*]`` within ``result.participants[*]``, ``args.ids[*]``
+    # within ``result[*].id``), so an emptied or cut result breaks it
+    returned = [(p, _vtype(p)) for p in profiles if p.side == "result" and p.has_wildcard]
+    for right in element_arrays:
+        element = ctx.paths.get((tool, "args", right.path + "[*]"))
+        et = _vtype(element) if element is not None else None
+        if element is None or et not in ("string", "number"):
+            continue
+        for back, bt in returned:
+            if bt == et and _affine(element, back, ctx):
+                yield ("echo", et, element, back)
 
 
 def _names_a_size(right: PathProfile) -> bool:
@@ -449,7 +462,8 @@ def pair_stats_sql(
         FROM _tm_pairs pr
         JOIN cp r ON r.pno = pr.rno
         LEFT JOIN cp l ON l.call_key = r.call_key AND l.pno = pr.lno
-        WHERE pr.kind NOT IN ('member', 'page', 'ratio', 'keys') AND r.n = 1 AND r.n_null = 0
+        WHERE pr.kind NOT IN ('member', 'echo', 'page', 'ratio', 'keys')
+        AND r.n = 1 AND r.n_null = 0
         AND CASE
             WHEN pr.kind = 'sum' THEN {num_r} AND (l.call_key IS NULL OR {num_l})
             WHEN pr.kind = 'tok' THEN r.n_string = 1 AND l.n = 1 AND l.n_string = 1
@@ -478,20 +492,23 @@ def pair_stats_sql(
         JOIN c ON c.tool = pr.tool
         JOIN {part.values()} v ON v.call_key = c.call_key AND v.side = pr.lside
                                AND v.path = pr.lpath
-        WHERE pr.kind = 'member'
+        WHERE pr.kind IN ('member', 'echo')
     ), rv AS (
         SELECT DISTINCT pr.pid, v.call_key, v.str, v.num FROM _tm_pairs pr
         JOIN c ON c.tool = pr.tool
         JOIN {part.values()} v ON v.call_key = c.call_key AND v.side = pr.rside
-                               AND v.path = pr.rpath || '[*]'
-        WHERE pr.kind = 'member'
+             AND v.path = CASE pr.kind WHEN 'echo' THEN pr.rpath ELSE pr.rpath || '[*]' END
+        WHERE pr.kind IN ('member', 'echo')
     ), member AS (
+        -- as the monitor judges: a member's list is checked where it is present (an
+        -- empty list holds nothing), an echo's values wherever the argument asked
         SELECT lv.pid, lv.task, lv.fold, lv.call_key,
                [count(rv.call_key) < count(*), FALSE, FALSE, FALSE] AS v
-        FROM lv SEMI JOIN (SELECT DISTINCT pid, call_key FROM rv) k
-             ON k.pid = lv.pid AND k.call_key = lv.call_key
+        FROM lv JOIN _tm_pairs pr ON pr.pid = lv.pid
+        LEFT JOIN cp r ON pr.kind = 'member' AND r.pno = pr.rno AND r.call_key = lv.call_key
         LEFT JOIN rv ON rv.pid = lv.pid AND rv.call_key = lv.call_key
              AND rv.str IS NOT DISTINCT FROM lv.str AND rv.num IS NOT DISTINCT FROM lv.num
+        WHERE pr.kind = 'echo' OR r.n > 0
         GROUP BY lv.pid, lv.task, lv.fold, lv.call_key
     ){_keys_sql(part) if keys else ""}
     SELECT s.pid, {unit} AS {"task" if per_task else "fold"}, {tasks} AS tasks,
