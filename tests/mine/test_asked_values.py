@@ -63,12 +63,17 @@ def test_the_values_an_argument_list_asked_for_are_found_in_the_result(tmp_path:
 def test_an_asked_value_a_task_did_not_find_is_held_against_the_echo(tmp_path: Path) -> None:
     # a lookup that finds nothing for some ids, in some tasks: the echo's held-out record
     # shows it, and it is not offered as if it always held
+    # (beside the same lookup finding every id, which gets it)
     calls = []
     for i in range(30):
         args, result = _orders(i)
         calls.append((f"t{i}", "get_orders", args, result[:-1] if i % 3 == 0 else result))
+        calls.append((f"t{i}", "get_all_orders", args, result))
     found = mine(store_calls(tmp_path, calls), budget=False)
     assert not _asked(found.contracts, "get_orders")
+    assert set(_asked(found.contracts, "get_all_orders")) == {
+        ("args.order_ids[*]", "result[*].order_id")
+    }
 
 
 def test_an_empty_argument_list_checks_what_the_result_returned(tmp_path: Path) -> None:

@@ -82,6 +82,14 @@ VALUE = "value"
 """The last step of a value claim's family name (``non_empty/result/string/value``)."""
 
 
+def entries(contract: Contract) -> bool:
+    """Whether ``contract`` says which entries a map has: its keys are the names an
+    argument asked for (``args.hotel_names ⊆ keys(result)``, or the other way round).
+    Entries are the map's shape as required keys are an object's, so it belongs in the
+    schema; JSON Schema cannot say it, so the exported schema leaves it out."""
+    return contract.kind == Kind.SUBSET and any(p.startswith("keys(") for p in contract.paths)
+
+
 def family_of(contract: Contract, claim: str | None = None) -> str:
     """``kind/side[/type][/when][/support]``: the contracts that share a base rate;
     ``kind/side/type/value`` for a structural kind making a value claim of that type."""
@@ -95,11 +103,8 @@ def family_of(contract: Contract, claim: str | None = None) -> str:
         parts.append(_value_type(contract))
     if contract.when is not None:
         parts.append("when")
-    if (
-        contract.kind == Kind.SUBSET
-        and contract.paths[0].startswith("args")
-        and not any(p.startswith("keys(") for p in contract.paths)
-    ):
+    if contract.kind == Kind.SUBSET and contract.paths[0].startswith("args") \
+            and not entries(contract):  # fmt: skip
         # what was asked for comes back: it breaks where a thing asked for is not found,
         # not where a result strays outside what was asked, so it is priced on its own
         parts.append(ASKED)

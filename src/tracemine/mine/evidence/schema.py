@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from tracemine.mine.evidence.pooling import SHAPE, effective
+from tracemine.mine.evidence.pooling import SHAPE, effective, entries
 from tracemine.mine.profile.maps import key_like, keyed_by_records
 from tracemine.mine.propose.context import MineContext
 from tracemine.mine.propose.measure import Measure, measure, parent_path
@@ -152,14 +152,6 @@ def is_member(contract: Contract, claim: str | None) -> bool:
     """Whether a candidate of this kind and claim belongs in its side's schema."""
     return ((contract.kind in MEMBER_KINDS or entries(contract)) and contract.when is None
             and claim is None and contract.side != Side.RUN)  # fmt: skip
-
-
-def entries(contract: Contract) -> bool:
-    """Whether ``contract`` says which entries a map has: its keys are the names an
-    argument asked for (``args.hotel_names ⊆ keys(result)``, or the other way round).
-    Entries are the map's shape as required keys are an object's, so it belongs in the
-    schema; JSON Schema cannot say it, so the exported schema leaves it out."""
-    return contract.kind == Kind.SUBSET and any(p.startswith("keys(") for p in contract.paths)
 
 
 def echo(contract: Contract) -> str | None:

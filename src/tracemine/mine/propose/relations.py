@@ -74,7 +74,7 @@ class Pair:
     tok (v1: no word of right in left, v2: the same string), page (v1: len(left) is not
     min(xpath, right - start), v2: right - start > xpath, the page was cut by the limit;
     ``vtype`` says what ``opath`` is: ``start`` an offset, ``page`` a 1-based page number,
-    ``none`` no such argument), echo (v1: a value the argument list left asked for is
+    ``none`` no such argument), asked (v1: a value the argument list left asked for is
     none of the result's values at right), ratio (left / right per task, :mod:`.scales`) and keys
     (v1: a name in right that is no key of the map left, v2: a key not in right)."""
 
@@ -263,8 +263,9 @@ _VOCABULARY_PAIRS: tuple[Callable[[MineContext, str], Iterator[tuple[Any, ...]]]
 
 def _tool_pairs(ctx: MineContext, tool: str) -> Iterator[tuple[str, str, PathProfile, PathProfile]]:
     """A tool's pairs in order: echoes and orders between affine scalars, sums of a list's
-    numbers, lengths of lists, members of argument lists. Lazily, so that a tool of
-    thousands of paths stops being searched once it has its quota."""
+    numbers, lengths of lists, members of argument lists and what those lists asked for.
+    Lazily, so that a tool of thousands of paths stops being searched once it has its
+    quota."""
     profiles = [p for p in ctx.profiles(tool) if p.tasks >= ctx.min_support]
     typed = [(p, _vtype(p)) for p in profiles]
     scalars = [(p, t) for p, t in typed if t is not None and p.path not in ("args", "result")]
@@ -298,31 +299,26 @@ def _tool_pairs(ctx: MineContext, tool: str) -> Iterator[tuple[str, str, PathPro
     for left in arrays:
         for right in sizes:
             yield ("len", "number", left, right)
-    element_arrays = [p for p in profiles if p.side == "args" and p.json_type == "array"
-                      and not p.has_wildcard]  # fmt: skip
+    # argument lists of scalars, each with its elements' profile and their value type
+    asked = []
+    for p in profiles:
+        if p.side == "args" and p.json_type == "array" and not p.has_wildcard:
+            element = ctx.paths.get((tool, "args", p.path + "[*]"))
+            et = _vtype(element) if element is not None else None
+            if element is not None and et in ("string", "number"):
+                asked.append((p, element, et))
     for left, lt in scalars:
-        for right in element_arrays:
-            element = ctx.paths.get((tool, "args", right.path + "[*]"))
-            if (
-                left.side == "result"
-                and element is not None
-                and lt == _vtype(element)
-                and lt in ("string", "number")
-                and _affine(left, right, ctx)
-            ):
+        for right, _, et in asked:
+            if left.side == "result" and lt == et and _affine(left, right, ctx):
                 yield ("member", lt, left, right)
     # the other way: every value an argument list asked for comes back among the result's
     # values (``args.participants[*]`` within ``result.participants[*]``, ``args.ids[*]``
     # within ``result[*].id``), so an emptied or cut result breaks it
     returned = [(p, _vtype(p)) for p in profiles if p.side == "result" and p.has_wildcard]
-    for right in element_arrays:
-        element = ctx.paths.get((tool, "args", right.path + "[*]"))
-        et = _vtype(element) if element is not None else None
-        if element is None or et not in ("string", "number"):
-            continue
+    for _, element, et in asked:
         for back, bt in returned:
             if bt == et and _affine(element, back, ctx):
-                yield ("echo", et, element, back)
+                yield ("asked", et, element, back)
 
 
 def _names_a_size(right: PathProfile) -> bool:
@@ -462,7 +458,7 @@ def pair_stats_sql(
         FROM _tm_pairs pr
         JOIN cp r ON r.pno = pr.rno
         LEFT JOIN cp l ON l.call_key = r.call_key AND l.pno = pr.lno
-        WHERE pr.kind NOT IN ('member', 'echo', 'page', 'ratio', 'keys')
+        WHERE pr.kind NOT IN ('member', 'asked', 'page', 'ratio', 'keys')
         AND r.n = 1 AND r.n_null = 0
         AND CASE
             WHEN pr.kind = 'sum' THEN {num_r} AND (l.call_key IS NULL OR {num_l})
@@ -488,27 +484,28 @@ def pair_stats_sql(
         WHERE pr.kind = 'page' AND r.n = 1 AND {num_r} AND l.n = 1 AND l.n_array = 1
               AND x.n = 1 AND x.n_integer + x.n_number = 1
     ), lv AS (
-        SELECT pr.pid, c.task, c.fold, v.call_key, v.str, v.num FROM _tm_pairs pr
+        SELECT pr.pid, pr.kind, pr.rno, c.task, c.fold, v.call_key, v.str, v.num
+        FROM _tm_pairs pr
         JOIN c ON c.tool = pr.tool
         JOIN {part.values()} v ON v.call_key = c.call_key AND v.side = pr.lside
                                AND v.path = pr.lpath
-        WHERE pr.kind IN ('member', 'echo')
+        WHERE pr.kind IN ('member', 'asked')
     ), rv AS (
         SELECT DISTINCT pr.pid, v.call_key, v.str, v.num FROM _tm_pairs pr
         JOIN c ON c.tool = pr.tool
         JOIN {part.values()} v ON v.call_key = c.call_key AND v.side = pr.rside
-             AND v.path = CASE pr.kind WHEN 'echo' THEN pr.rpath ELSE pr.rpath || '[*]' END
-        WHERE pr.kind IN ('member', 'echo')
+             AND v.path = CASE pr.kind WHEN 'asked' THEN pr.rpath ELSE pr.rpath || '[*]' END
+        WHERE pr.kind IN ('member', 'asked')
     ), member AS (
         -- as the monitor judges: a member's list is checked where it is present (an
-        -- empty list holds nothing), an echo's values wherever the argument asked
+        -- empty list holds nothing), what was asked for wherever the argument asked
         SELECT lv.pid, lv.task, lv.fold, lv.call_key,
                [count(rv.call_key) < count(*), FALSE, FALSE, FALSE] AS v
-        FROM lv JOIN _tm_pairs pr ON pr.pid = lv.pid
-        LEFT JOIN cp r ON pr.kind = 'member' AND r.pno = pr.rno AND r.call_key = lv.call_key
+        FROM lv
+        LEFT JOIN cp r ON lv.kind = 'member' AND r.pno = lv.rno AND r.call_key = lv.call_key
         LEFT JOIN rv ON rv.pid = lv.pid AND rv.call_key = lv.call_key
              AND rv.str IS NOT DISTINCT FROM lv.str AND rv.num IS NOT DISTINCT FROM lv.num
-        WHERE pr.kind = 'echo' OR r.n > 0
+        WHERE lv.kind = 'asked' OR r.n > 0
         GROUP BY lv.pid, lv.task, lv.fold, lv.call_key
     ){_keys_sql(part) if keys else ""}
     SELECT s.pid, {unit} AS {"task" if per_task else "fold"}, {tasks} AS tasks,
