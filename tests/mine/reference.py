@@ -65,6 +65,8 @@ def holds(contract: Contract, args: Any, result: Any) -> bool | None:
     if kind == Kind.SCHEMA:  # read by the JSON Schema validator, not by the product
         value = args if contract.side.value == "args" else result
         return jsonschema.Draft202012Validator(params["schema"]).is_valid(value)
+    if kind == Kind.PRODUCT:
+        return _product(contract, args, result)
     path = parse(contract.paths[0])
     if kind == Kind.PRESENT:
         parent = path.parent
@@ -104,6 +106,29 @@ def holds(contract: Contract, args: Any, result: Any) -> bool | None:
     if kind == Kind.UNIQUE:
         return None if len(values) < 2 else len(set(map(repr, values))) == len(values)
     raise AssertionError(f"no reference reading for {kind}")
+
+
+def _product(contract: Contract, args: Any, result: Any) -> bool | None:
+    """``x == a × b``: three numbers, or three keys of each element of one list (an
+    element without the three numbers is not judged)."""
+    tolerance = contract.params["tolerance"]
+
+    def ok(x: float, a: float, b: float) -> bool:
+        return abs(x - a * b) <= tolerance + 1e-9 * abs(x)
+
+    if "[*]" in contract.paths[0]:
+        head = contract.paths[0].rsplit("[*].", 1)[0]
+        keys = [p.rsplit("[*].", 1)[1] for p in contract.paths]
+        found = [v for v in select(parse(head), args, result) if v is not MISSING]
+        if not found or not isinstance(found[0], list):
+            return None
+        judged = [[e[k] for k in keys] for e in found[0]
+                  if isinstance(e, dict) and all(_number(e.get(k)) for k in keys)]  # fmt: skip
+        return all(ok(*e) for e in judged) if judged else None
+    values = [evaluate(parse(p), args, result) for p in contract.paths]
+    if any(len(v) != 1 or not _number(v[0]) for v in values):
+        return None
+    return ok(*(v[0] for v in values))
 
 
 def _relation(contract: Contract, args: Any, result: Any) -> bool | None:

@@ -1,4 +1,4 @@
-"""``shares_token``, ``ratio`` and ``page_full`` in the monitor: the verdicts, what a
+"""``shares_token``, ``ratio``, ``page_full`` and ``product`` in the monitor: the verdicts, what a
 call that gives nothing to judge reports, and the files refused on load."""
 
 from __future__ import annotations
@@ -19,6 +19,11 @@ PAGE = contract("page_full", ["len(result.items)", "result.total", "args.limit"]
                 params={"start": "args.offset"})  # fmt: skip
 PAGED = contract("page_full", ["len(result.items)", "result.total", "args.limit"], tool="list",
                  params={"page": "args.page"})  # fmt: skip
+PRODUCT = contract("product", ["result.total", "args.fare", "len(args.people)"], tool="book",
+                   params={"tolerance": 0.01})  # fmt: skip
+LINES = contract("product", ["result.items[*].total", "result.items[*].qty",
+                             "result.items[*].price"], tool="order",
+                 params={"tolerance": 0.01})  # fmt: skip
 
 
 def _items(n: int) -> list[dict]:
@@ -119,6 +124,44 @@ def test_the_vocabulary_checks_in_microseconds(make_monitor) -> None:
 
 
 @pytest.mark.parametrize(
+    ("fare", "people", "total", "ok"),
+    [(250, ["a", "b"], 500, True), (19.99, ["a", "b", "c"], 59.97, True),
+     (250, ["a", "b"], 50000, False), (25000, ["a", "b"], 500, False), (250, [], 0, True)],
+)  # fmt: skip
+def test_product(make_monitor, fare, people, total, ok) -> None:
+    receipt = make_monitor(PRODUCT).check("book", {"fare": fare, "people": people},
+                                          {"total": total})  # fmt: skip
+    assert receipt.ok is ok and not receipt.not_evaluated
+    if not ok:
+        (violation,) = receipt.violations
+        assert violation.expected == "result.total == args.fare × len(args.people)"
+
+
+def test_a_product_is_judged_element_by_element(make_monitor) -> None:
+    monitor = make_monitor(LINES)
+    items = [{"qty": 2, "price": 4.5, "total": 9.0}, {"qty": 1, "price": 3, "total": 300},
+             {"qty": "2", "price": 1, "total": 7}]  # fmt: skip
+    (violation,) = monitor.check("order", {}, {"items": items}).violations
+    assert violation.path == "result.items[1].total" and violation.observed == "300 is not 1 × 3"
+    assert monitor.check("order", {}, {"items": items[:1] + items[2:]}).ok
+
+
+@pytest.mark.parametrize(
+    ("contract_", "tool", "args", "result"),
+    [(PRODUCT, "book", {"fare": 250}, {"total": 500}),
+     (PRODUCT, "book", {"fare": "250", "people": []}, {"total": 0}),
+     (LINES, "order", {}, {"items": []}),
+     (LINES, "order", {}, {"items": [{"qty": 1, "price": 2}, "x"]}),
+     (LINES, "order", {}, {"items": {"qty": 1}})],
+)  # fmt: skip
+def test_a_product_without_its_three_numbers_is_not_evaluated(
+    make_monitor, contract_, tool, args, result
+) -> None:
+    receipt = make_monitor(contract_).check(tool, args, result)
+    assert receipt.ok and [u.kind for u in receipt.not_evaluated] == ["product"]
+
+
+@pytest.mark.parametrize(
     ("item", "message"),
     [
         ({"kind": "ratio", "paths": ["result.a", "args.b"], "params": {"tolerance": 0.1}},
@@ -132,6 +175,15 @@ def test_the_vocabulary_checks_in_microseconds(make_monitor) -> None:
         ({"kind": "page_full", "paths": ["len(result.a)", "result.n", "args.limit"],
           "params": {"start": "args.offset", "page": "args.page"}},
          "page_full takes at most one of params.start and params.page"),
+        ({"kind": "product", "paths": ["result.a", "args.b", "args.c"], "params": {}},
+         "product needs params.tolerance >= 0"),
+        ({"kind": "product", "paths": ["result.a", "args.b"], "params": {"tolerance": 0}},
+         "product needs exactly three paths"),
+        ({"kind": "product", "paths": ["result.a[*].x", "result.a[*].y", "args.c"],
+          "params": {"tolerance": 0}}, "product reads one value a path, or three keys"),
+        ({"kind": "product", "paths": ["result.a[*].b[*].x", "result.a[*].b[*].y",
+                                       "result.a[*].b[*].z"], "params": {"tolerance": 0}},
+         "product reads one value a path, or three keys"),
     ],
 )  # fmt: skip
 def test_malformed_vocabulary_is_refused_naming_the_field(tmp_path, item, message) -> None:

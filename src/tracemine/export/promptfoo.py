@@ -72,7 +72,7 @@ from tracemine.model.contract import (
     Predicate,
     Side,
 )
-from tracemine.model.paths import ANY_KEY, WILDCARD, PathError, format_path, parse
+from tracemine.model.paths import ANY_KEY, WILDCARD, PathError, element_steps, format_path, parse
 
 HEADER = """\
 # tracemine's contracts as promptfoo assertions: `promptfoo eval -c {name}`.
@@ -236,6 +236,11 @@ def contract_data(c: Contract) -> dict[str, Any]:
         data["offset"] = _path(str(offset)) if offset else None
         data["by_page"] = bool(c.params.get("page")) and not c.params.get("start")
         reads += [data["offset"]["root"]] if offset else []
+    if c.kind == Kind.PRODUCT:
+        parsed = tuple(parse(p) for p in c.paths)
+        within = element_steps(parsed)
+        data["each"] = _path(format_path(parsed[0].root, within[0])) if within else None
+        data["keys"] = within[1] if within else None
     if c.kind in (Kind.REQUIRES_PRIOR, Kind.PROVENANCE, Kind.BOUNDED_BY):
         same = c.params.get("same") or []
         data["same"] = [_path(p) for p in same]
@@ -639,6 +644,32 @@ function check(c, call) {
     return low <= q && q <= high ? null : left.text + " / " + right.text + " is " + q
       + ", expected within " + low + " and " + high;
   }
+  if (c.kind === "product") {
+    const [totalPath, leftPath, rightPath] = c.paths;
+    const t = Number(c.params.tolerance);
+    const holds = (x, p, q) => Math.abs(x - p * q) <= t + 1e-9 * Math.abs(x);
+    const wrong = (x, p, q) => totalPath.text + " " + show(x) + " is not " + p + " × " + q;
+    if (!c.each) {
+      const x = single(totalPath, call), p = single(leftPath, call);
+      const q = single(rightPath, call);
+      if (!isNum(x) || !isNum(p) || !isNum(q)) throw new NotEvaluated("not three numbers");
+      return holds(x, p, q) ? null : wrong(x, p, q);
+    }
+    const list = getter(c.each)[1](call);
+    if (!Array.isArray(list)) throw new NotEvaluated(c.each.text + " is not a list");
+    let judged = false;
+    for (const e of list) {
+      if (!isObj(e)) continue;
+      const [x, p, q] = c.keys.map((k) => Object.hasOwn(e, k) ? e[k] : MISSING);
+      if (!isNum(x) || !isNum(p) || !isNum(q)) continue;
+      judged = true;
+      if (!holds(x, p, q)) return wrong(x, p, q);
+    }
+    if (!judged) {
+      throw new NotEvaluated("no element of " + c.each.text + " holds the three numbers");
+    }
+    return null;
+  }
   const [sizePath, countPath, limitPath] = c.paths;
   const n = single(sizePath, call), count = single(countPath, call);
   const most = single(limitPath, call);
@@ -757,7 +788,7 @@ _TAGS = ("{{", "{%", "{#")
 def _family(kind: Kind) -> str:
     if kind in RUN_KINDS:
         return "run"
-    if kind in (Kind.SHARES_TOKEN, Kind.RATIO, Kind.PAGE_FULL):
+    if kind in (Kind.SHARES_TOKEN, Kind.RATIO, Kind.PAGE_FULL, Kind.PRODUCT):
         return "vocabulary"
     return "relation" if kind in RELATIONAL_KINDS else "unary"
 

@@ -53,7 +53,8 @@ CLAIMS: tuple[tuple[str, frozenset[Kind]], ...] = (
         Kind.FORMAT, Kind.PATTERN, Kind.ONE_OF, Kind.MEMBER, Kind.SUBSET, Kind.UNIQUE,
         Kind.PROVENANCE, Kind.SHARES_TOKEN})),
     ("an equality, which any other value breaks", frozenset({
-        Kind.CONST, Kind.EQUALS, Kind.SUM_EQUALS, Kind.RATIO, Kind.PAGE_FULL})),
+        Kind.CONST, Kind.EQUALS, Kind.SUM_EQUALS, Kind.RATIO, Kind.PAGE_FULL,
+        Kind.PRODUCT})),
 )  # fmt: skip
 
 

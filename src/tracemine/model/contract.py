@@ -18,6 +18,10 @@ that checks it live in their own stages. Parameters by kind (``params``):
                 the result's string has a word of the argument's (case, punctuation
                 and separators aside: ``Gare de Lyon`` and ``Paris-Gare-de-Lyon``)
     ratio       {"ratio": r, "tolerance": t}     paths: [x, y]; x / y within r·(1 ± t)
+    product     {"tolerance": t}                paths: [x, a, b]; x == a · b within t (plus
+                1e-9 of x): numbers of the call, or ``len(...)`` of a list; three paths
+                under one list (``result.items[*].line_total``, ``…[*].unit_price``,
+                ``…[*].quantity``) are read element by element
     page_full   {"start": path?, "page": path?}  paths: [len(list), count, limit]; the list
                 holds min(limit, count - start) items, ``start`` an offset argument or
                 ``(page - 1) · limit`` from a 1-based page argument, else 0
@@ -86,6 +90,7 @@ class Kind(StrEnum):
     SHARES_TOKEN = "shares_token"
     RATIO = "ratio"
     PAGE_FULL = "page_full"
+    PRODUCT = "product"
     # run-level
     COMPLETENESS = "completeness"
     REQUIRES_PRIOR = "requires_prior"
@@ -103,7 +108,7 @@ RUN_KINDS = frozenset(
 )  # fmt: skip
 RELATIONAL_KINDS = frozenset(
     {Kind.EQUALS, Kind.LE, Kind.LT, Kind.SUM_EQUALS, Kind.MEMBER, Kind.SUBSET,
-     Kind.SHARES_TOKEN, Kind.RATIO, Kind.PAGE_FULL}
+     Kind.SHARES_TOKEN, Kind.RATIO, Kind.PAGE_FULL, Kind.PRODUCT}
 )  # fmt: skip
 
 
@@ -296,6 +301,8 @@ KIND_RULES: dict[Kind, _Rule] = {
     Kind.PAGE_FULL: ((3, 3), {"properties": {
         "start": {"type": "string"}, "page": {"type": "string"}},
         "not": {"required": ["start", "page"]}}),
+    Kind.PRODUCT: ((3, 3), {"required": ["tolerance"], "properties": {
+        "tolerance": {"type": "number", "minimum": 0}}}),
 }  # fmt: skip
 for _kind in (Kind.PRESENT, Kind.NOT_NULL, Kind.NON_NEGATIVE, Kind.POSITIVE, Kind.NON_EMPTY,
               Kind.UNIQUE):  # fmt: skip

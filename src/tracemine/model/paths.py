@@ -124,6 +124,20 @@ def parse(text: str) -> Path:
     return path
 
 
+def element_steps(paths: tuple[Path, ...]) -> tuple[tuple[Any, ...], list[str]] | None:
+    """For paths that each name one key of the elements of one list (``P[*].key``, P
+    under no other wildcard, no function): P's steps and the keys; otherwise None."""
+    if not paths or any(p.function is not None or len(p.steps) < 2 for p in paths):
+        return None
+    prefix = paths[0].steps[:-1]
+    if prefix[-1] is not WILDCARD or WILDCARD in prefix[:-1] or ANY_KEY in prefix:
+        return None
+    if any(p.root != paths[0].root or p.steps[:-1] != prefix or not isinstance(p.steps[-1], str)
+           for p in paths):  # fmt: skip
+        return None
+    return prefix[:-1], [str(p.steps[-1]) for p in paths]
+
+
 def format_path(root: str, steps: tuple[Any, ...] | list[Any]) -> str:
     parts = [root]
     for step in steps:

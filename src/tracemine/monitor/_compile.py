@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tracemine.model.paths import MISSING, Path, parse
+from tracemine.model.paths import MISSING, Path, element_steps, format_path, parse
 from tracemine.monitor._load import VOCABULARY, Spec
 from tracemine.monitor._predicates import (
     NUMBERS,
@@ -32,6 +32,7 @@ from tracemine.monitor._values import (
     key,
     preview,
     same,
+    too_large,
 )
 
 Check = Callable[[Any, Any], "Fail | None"]
@@ -242,8 +243,11 @@ def _one(get: Callable[[Any, Any], Any], path: Path, a: Any, r: Any) -> Any:
 
 
 def _vocabulary(spec: Spec) -> tuple[Check, str]:
-    """``shares_token``, ``ratio`` and ``page_full``: one value on each side, read once."""
+    """``shares_token``, ``ratio``, ``page_full`` and ``product``: one value on each side,
+    read once (a product's three keys of one list's elements: one value each, per element)."""
     paths = spec.paths
+    if spec.kind == "product":
+        return _product(spec)
     gets = [getter(p)[0] for p in paths]
     if spec.kind == "shares_token":
         (left, right), (lget, rget) = paths, gets
@@ -307,6 +311,58 @@ def _vocabulary(spec: Spec) -> tuple[Check, str]:
         return Fail(n, size, None, f"{n} items where the page holds {want:g}")
 
     return full, expected
+
+
+def product_holds(x: Any, a: Any, b: Any, tolerance: float) -> bool:
+    """Whether ``x == a × b`` within ``tolerance`` plus 1e-9 of ``x`` (the miner's test)."""
+    return abs(x - a * b) <= tolerance + 1e-9 * abs(x)
+
+
+def _product(spec: Spec) -> tuple[Check, str]:
+    """``x == a × b``: three numbers of the call, or per element of one list its three keys
+    (an element without the three numbers is not judged; a list with none is not
+    evaluated)."""
+    total, left, right = spec.paths
+    tolerance = float(spec.params["tolerance"])
+    expected = f"{total.text} == {left.text} × {right.text}"
+    within = element_steps(spec.paths)
+    if within is None:
+        gets = [getter(p)[0] for p in spec.paths]
+
+        def one(a: Any, r: Any) -> Fail | None:
+            x, p, q = (_one(g, path, a, r) for g, path in zip(gets, spec.paths, strict=True))
+            if not (is_number(x) and is_number(p) and is_number(q)):
+                raise NotEvaluated("not three numbers")
+            if product_holds(x, p, q, tolerance):
+                return None
+            return Fail(x, total, None, f"{preview(x, 60)} is not {p!r} × {q!r}")
+
+        return one, expected
+    steps, (kx, ka, kb) = within
+    parent = parse(format_path(total.root, steps))
+    get_list = getter(parent)[0]
+
+    def each(a: Any, r: Any) -> Fail | None:
+        found = get_list(a, r)
+        if not isinstance(found, list):
+            raise NotEvaluated(f"{parent.text} is not a list")
+        if len(found) > Limits.max_elements:
+            raise too_large(parent, len(found))
+        judged = False
+        for i, element in enumerate(found):
+            if not isinstance(element, dict):
+                continue
+            x, p, q = element.get(kx), element.get(ka), element.get(kb)
+            if not (is_number(x) and is_number(p) and is_number(q)):
+                continue
+            judged = True
+            if not product_holds(x, p, q, tolerance):
+                return Fail(x, total, i, f"{preview(x, 60)} is not {p!r} × {q!r}")
+        if not judged:
+            raise NotEvaluated(f"no element of {parent.text} holds the three numbers")
+        return None
+
+    return each, expected
 
 
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {

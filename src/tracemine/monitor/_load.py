@@ -12,7 +12,7 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from tracemine.errors import ContractFileError
-from tracemine.model.paths import Path, PathError, parse
+from tracemine.model.paths import Path, PathError, element_steps, parse
 
 SCHEMA_VERSION = "2"
 READABLE_VERSIONS = ("1", "2")
@@ -22,8 +22,9 @@ UNARY = frozenset(
      "length", "format", "pattern", "unique", "const")
 )  # fmt: skip
 RELATIONAL = frozenset(("equals", "le", "lt", "sum_equals", "member", "subset"))
-VOCABULARY = frozenset(("shares_token", "ratio", "page_full"))
-"""Relations of a call's values read one value each: a word in common, a ratio, a page."""
+VOCABULARY = frozenset(("shares_token", "ratio", "page_full", "product"))
+"""Relations of a call's values read one value each (or one a list element): a word in
+common, a ratio, a page, a product."""
 RUN_LEVEL = frozenset(
     ("completeness", "requires_prior", "provenance", "bounded_by", "call_cap", "expected_tools")
 )
@@ -241,6 +242,15 @@ def _check_params(kind: str, params: dict[str, Any], paths: tuple[Path, ...], wh
              "takes at most one of params.start and params.page, as a path")  # fmt: skip
         for text in offsets:
             _path(text, where)
+    if kind == "product":
+        need(len(paths) == 3, "needs exactly three paths [x, a, b] (x == a × b)")
+        need(_num(params.get("tolerance")) and params["tolerance"] >= 0,
+             "needs params.tolerance >= 0")  # fmt: skip
+        need(
+            all(not p.has_wildcard for p in paths) or element_steps(paths) is not None,
+            "reads one value a path, or three keys of one list's elements "
+            "(result.items[*].total, result.items[*].price, result.items[*].quantity)",
+        )
     if kind == "schema":
         need(len(paths) == 1 and not paths[0].steps and paths[0].function is None,
              "needs exactly one path, the side's root (args or result)")  # fmt: skip

@@ -102,7 +102,10 @@ def measure(contract: Contract, ctx: MineContext) -> Measure | None:
         return None
     pairs = (Kind.EQUALS, Kind.LE, Kind.LT, Kind.SUM_EQUALS, Kind.MEMBER, Kind.SUBSET,
              Kind.SHARES_TOKEN, Kind.RATIO)  # fmt: skip
-    if (contract.kind in pairs and len(contract.paths) == 2) or contract.kind == Kind.PAGE_FULL:
+    if (contract.kind in pairs and len(contract.paths) == 2) or contract.kind in (
+        Kind.PAGE_FULL,
+        Kind.PRODUCT,
+    ):
         return ctx.shared.relations.measure(contract, ctx)
     path = contract.paths[0]
     return unary(contract.kind, contract.params, contract.tool, contract.side.value, path, ctx)

@@ -75,8 +75,11 @@ class Pair:
     min(xpath, right - start), v2: right - start > xpath, the page was cut by the limit;
     ``vtype`` says what ``opath`` is: ``start`` an offset, ``page`` a 1-based page number,
     ``none`` no such argument), asked (v1: a value the argument list left asked for is
-    none of the result's values at right), ratio (left / right per task, :mod:`.scales`) and keys
-    (v1: a name in right that is no key of the map left, v2: a key not in right)."""
+    none of the result's values at right), product (v1: left is not right × xpath, of
+    side ``xside``; ``vtype`` ``one`` three numbers, ``len`` xpath a list whose length
+    counts, ``each`` three keys of one list's elements), ratio (left / right per task,
+    :mod:`.scales`) and keys (v1: a name in right that is no key of the map left, v2: a
+    key not in right)."""
 
     pid: int
     tool: str
@@ -88,6 +91,7 @@ class Pair:
     rpath: str
     xpath: str = ""
     opath: str = ""
+    xside: str = "args"
 
 
 class _Affinity:
@@ -251,6 +255,66 @@ def _keys_pairs(ctx: MineContext, tool: str) -> _Found:
             yield ("keys", "string", owner, right)
 
 
+PRODUCT_WORDS = frozenset({"total", "subtotal", "amount", "sum", "cost"})
+"""What a product is named (``total``, ``line_total``, ``amount_cents``): unit price times
+quantity is a total, whatever the unit."""
+
+
+def _element_key(path: str) -> tuple[str, str] | None:
+    """``(P, key)`` for a path ``P[*].key`` with no other wildcard in P, else None."""
+    head, dot, key = path.rpartition(".")
+    if not dot or not head.endswith("[*]") or selects_many(head[:-3]) or not key.isidentifier():
+        return None
+    return head, key
+
+
+def _product_pairs(
+    ctx: MineContext, tool: str
+) -> Iterator[tuple[str, str, PathProfile, PathProfile, str, str, str]]:
+    """A result number named like a total (``total``, ``amount``, ``line_total``) and two
+    other numbers of the call, one of them whole (a quantity) or the length of an argument
+    list (``len(args.passengers)``): whether the total is their product, unit price times
+    quantity, so a price or a total in the wrong unit breaks it. Three keys of one list's
+    elements (``items[*].line_total``, ``items[*].unit_price``, ``items[*].quantity``) are
+    tried element by element. A factor that was always 0 or always 1 says nothing."""
+    supported = [p for p in ctx.profiles(tool) if p.tasks >= ctx.min_support
+                 and p.path not in ("args", "result")]  # fmt: skip
+
+    def factor(p: PathProfile) -> bool:
+        return _vtype(p) == "number" and not (p["nmin"] == p["nmax"] and p["nmin"] in (0, 1))
+
+    def whole(p: PathProfile) -> bool:
+        return p["c_all_integer"] == p["calls"]
+
+    def total(p: PathProfile) -> bool:
+        return p.side == "result" and bool(name_tokens(p.path) & PRODUCT_WORDS)
+
+    groups: dict[str, list[PathProfile]] = defaultdict(list)  # "": one value a call
+    lists = []
+    for p in supported:
+        if not p.has_wildcard and factor(p):
+            groups[""].append(p)
+        elif p.has_wildcard and factor(p):
+            element = _element_key(p.path)
+            if element is not None:
+                groups[f"{p.side}:{element[0]}"].append(p)
+        if p.side == "args" and p.json_type == "array" and not p.has_wildcard:
+            lists.append(p)
+    for group, numbers in sorted(groups.items()):
+        mode = "each" if group else "one"
+        for x in numbers:
+            if not total(x):
+                continue
+            others = sorted((p for p in numbers if p is not x), key=lambda p: (p.side, p.path))
+            for a, b in itertools.combinations(others, 2):
+                if whole(a) or whole(b):
+                    yield ("product", mode, x, a, b.path, "", b.side)
+            if not group:
+                for a in others:
+                    for n in lists:
+                        yield ("product", "len", x, a, n.path, "", n.side)
+
+
 # the vocabulary's pair finders, each with a quota of its own (rows: kind, value type,
 # left, right, then what the kind needs more)
 _VOCABULARY_PAIRS: tuple[Callable[[MineContext, str], Iterator[tuple[Any, ...]]], ...] = (
@@ -258,6 +322,7 @@ _VOCABULARY_PAIRS: tuple[Callable[[MineContext, str], Iterator[tuple[Any, ...]]]
     _ratio_pairs,
     _page_pairs,
     _keys_pairs,
+    _product_pairs,
 )
 
 
@@ -370,6 +435,9 @@ def options(pair: Pair) -> list[tuple[Kind, list[str], tuple[str, ...], dict]]:
         return [(Kind.PAGE_FULL, [f"len({left})", right, pair.xpath], ("v1",), where)]
     if pair.kind == "ratio":
         return [(Kind.RATIO, [left, right], (), {})]
+    if pair.kind == "product":
+        factor = f"len({pair.xpath})" if pair.vtype == "len" else pair.xpath
+        return [(Kind.PRODUCT, [left, right, factor], ("v1",), {"tolerance": SUM_TOLERANCE})]
     if pair.kind == "keys":
         entries = f"keys({left})"
         return [(Kind.SUBSET, [right, entries], ("v1",), {}),
@@ -458,7 +526,7 @@ def pair_stats_sql(
         FROM _tm_pairs pr
         JOIN cp r ON r.pno = pr.rno
         LEFT JOIN cp l ON l.call_key = r.call_key AND l.pno = pr.lno
-        WHERE pr.kind NOT IN ('member', 'asked', 'page', 'ratio', 'keys')
+        WHERE pr.kind NOT IN ('member', 'asked', 'page', 'ratio', 'keys', 'product')
         AND r.n = 1 AND r.n_null = 0
         AND CASE
             WHEN pr.kind = 'sum' THEN {num_r} AND (l.call_key IS NULL OR {num_l})
@@ -483,6 +551,40 @@ def pair_stats_sql(
                                     ELSE 0 END AS start) s
         WHERE pr.kind = 'page' AND r.n = 1 AND {num_r} AND l.n = 1 AND l.n_array = 1
               AND x.n = 1 AND x.n_integer + x.n_number = 1
+    ), product AS (
+        -- three numbers of the call (the third a list's length with ``len``), as the
+        -- monitor reads them: a call without the three is not judged
+        SELECT pr.pid, l.task, l.fold, l.call_key,
+               [abs(l.nmin - r.nmin * CASE pr.vtype WHEN 'len' THEN x.lmax ELSE x.nmin END)
+                > {SUM_TOLERANCE} + 1e-9 * abs(l.nmin), FALSE, FALSE, FALSE] AS v
+        FROM _tm_pairs pr
+        JOIN cp l ON l.pno = pr.lno
+        JOIN cp r ON r.call_key = l.call_key AND r.pno = pr.rno
+        JOIN cp x ON x.call_key = l.call_key AND x.pno = pr.xno
+        WHERE pr.kind = 'product' AND pr.vtype IN ('one', 'len')
+              AND l.n = 1 AND l.n_integer + l.n_number = 1
+              AND r.n = 1 AND r.n_integer + r.n_number = 1 AND x.n = 1
+              AND CASE pr.vtype WHEN 'len' THEN x.n_array + x.n_string + x.n_object = 1
+                  ELSE x.n_integer + x.n_number = 1 END
+    ), elements AS (
+        SELECT pr.pid, c.task, c.fold, v.call_key, v.idx,
+               max(v.num) FILTER (v.path = pr.lpath) AS x,
+               max(v.num) FILTER (v.path = pr.rpath) AS a,
+               max(v.num) FILTER (v.path = pr.xpath) AS b
+        FROM _tm_pairs pr
+        JOIN c ON c.tool = pr.tool
+        JOIN {part.values()} v ON v.call_key = c.call_key AND v.side = pr.lside
+             AND v.path IN (pr.lpath, pr.rpath, pr.xpath)
+        WHERE pr.kind = 'product' AND pr.vtype = 'each' AND v.num IS NOT NULL
+              AND v.idx IS NOT NULL
+        GROUP BY pr.pid, c.task, c.fold, v.call_key, v.idx
+    ), each_product AS (
+        -- per element with the three numbers, as the monitor judges them
+        SELECT pid, task, fold, call_key,
+               [bool_or(abs(x - a * b) > {SUM_TOLERANCE} + 1e-9 * abs(x)), FALSE, FALSE, FALSE]
+               AS v
+        FROM elements WHERE x IS NOT NULL AND a IS NOT NULL AND b IS NOT NULL
+        GROUP BY pid, task, fold, call_key
     ), lv AS (
         SELECT pr.pid, pr.kind, pr.rno, c.task, c.fold, v.call_key, v.str, v.num
         FROM _tm_pairs pr
@@ -513,6 +615,7 @@ def pair_stats_sql(
            count(*) FILTER (v[1]) AS v1, count(*) FILTER (v[2]) AS v2,
            count(*) FILTER (v[3]) AS v3, count(*) FILTER (v[4]) AS v4
     FROM (SELECT * FROM two UNION ALL SELECT * FROM member UNION ALL SELECT * FROM page
+          UNION ALL SELECT * FROM product UNION ALL SELECT * FROM each_product
           {"UNION ALL SELECT * FROM keyed" if keys else ""}) s {names}
     GROUP BY s.pid, {unit}
     """
@@ -588,6 +691,7 @@ _PAIR_FIELDS = (
     "rpath",
     "xpath",
     "opath",
+    "xside",
 )
 
 
@@ -597,8 +701,8 @@ def _pairs_registered(con: duckdb.DuckDBPyConnection, pairs: pa.Table) -> Iterat
     ``_tm_pair_paths`` and ``_tm_only`` are registered on ``con``; yields whether some
     pair is of kind ``keys``."""
     numbered: dict[tuple[str, str, str], int] = {}
-    ends = {"l": ("lside", "lpath"), "r": ("rside", "rpath"), "x": (None, "xpath"),
-            "o": (None, "opath")}  # page pairs: the limit and offset are arguments  # fmt: skip
+    ends = {"l": ("lside", "lpath"), "r": ("rside", "rpath"), "x": ("xside", "xpath"),
+            "o": (None, "opath")}  # page pairs: the offset is an argument  # fmt: skip
     cols = {name: pairs.column(name).to_pylist() for name in _PAIR_FIELDS}
     numbers: dict[str, list[int | None]] = {}
     for end, (side, path) in ends.items():

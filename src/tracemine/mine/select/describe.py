@@ -39,6 +39,7 @@ def describe(contract: Contract) -> str:
         Kind.SHARES_TOKEN: lambda: f"{first} shares a word with {p[-1]}",
         Kind.RATIO: lambda: _ratio(first, p[-1], params),
         Kind.PAGE_FULL: lambda: _page(p, params),
+        Kind.PRODUCT: lambda: _product(p, params),
         Kind.SCHEMA: lambda: _schema(first, params),
     }.get(kind, lambda: f"{kind.value}({', '.join(p)})")()
     if contract.when is not None:
@@ -57,6 +58,12 @@ def _subset(left: str, right: str) -> str:
 def _ratio(left: str, right: str, params: dict) -> str:
     tolerance = float(params.get("tolerance", 0))
     return f"{left} == {float(params.get('ratio', 0)):.6g} × {right} (± {tolerance:.2%})"
+
+
+def _product(p: list[str], params: dict) -> str:
+    total, left, right = [*p, "?", "?", "?"][:3]
+    text = f"{total} == {left} × {right} (± {params.get('tolerance', 0)})"
+    return text + (", element by element" if "[*]" in total else "")
 
 
 def _page(p: list[str], params: dict) -> str:
