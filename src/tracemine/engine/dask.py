@@ -114,7 +114,29 @@ def cluster(
         yield Cluster(client, client.dashboard_link if board else None)
     finally:
         client.close()
-        local.close()
+        close_local(local)
+
+
+CLOSE_TRIES = 2
+
+
+def close_local(local: Any) -> None:
+    """Close a local cluster this process started and now discards. A nanny restarting a
+    killed worker as the cluster closes makes Dask raise (``can only join a started
+    process``); closing is tried once more, and past that the mine's contracts, or the
+    error it stopped with, are what the caller gets, with a warning, not Dask's error in
+    their place."""
+    for attempt in range(1, CLOSE_TRIES + 1):
+        try:
+            local.close()
+            return
+        except (AssertionError, OSError, RuntimeError, TimeoutError) as exc:
+            if attempt == CLOSE_TRIES:
+                logging.getLogger(__name__).warning(
+                    "the local Dask cluster did not close cleanly: %s: %s",
+                    type(exc).__name__, exc)  # fmt: skip
+            else:
+                time.sleep(0.5)
 
 
 def _local_cluster(distributed: Any, workers: int, memory: str | None) -> Any:
