@@ -87,6 +87,8 @@ def test_a_total_of_price_times_quantity_is_mined_per_call_and_per_element(
 
 def test_a_total_with_a_fee_of_its_own_is_no_product(mined: ContractFile) -> None:
     assert _products(mined.contracts, "book_with_fee") == {}
+    # the same calls without the fee are one: the pair is tried, and refused for the fee
+    assert tuple(TOTAL) in _products(mined.contracts, "book")
 
 
 def test_the_miner_counts_the_calls_the_monitor_judges(mined: ContractFile) -> None:

@@ -43,7 +43,7 @@ from tracemine.mine.propose.context import MineContext, PathProfile
 from tracemine.mine.propose.measure import Measure
 from tracemine.mine.propose.scales import Scales, load_scales
 from tracemine.model.contract import Contract, Kind
-from tracemine.model.paths import selects_many
+from tracemine.model.paths import element_steps, format_path, parse, selects_many
 from tracemine.monitor._tokens import tokens_sql
 
 LIMIT_WORDS = frozenset({"limit", "max", "top", "size", "count", "num", "n", "k", "per", "page"})
@@ -260,14 +260,6 @@ PRODUCT_WORDS = frozenset({"total", "subtotal", "amount", "sum", "cost"})
 quantity is a total, whatever the unit."""
 
 
-def _element_key(path: str) -> tuple[str, str] | None:
-    """``(P, key)`` for a path ``P[*].key`` with no other wildcard in P, else None."""
-    head, dot, key = path.rpartition(".")
-    if not dot or not head.endswith("[*]") or selects_many(head[:-3]) or not key.isidentifier():
-        return None
-    return head, key
-
-
 def _product_pairs(
     ctx: MineContext, tool: str
 ) -> Iterator[tuple[str, str, PathProfile, PathProfile, str, str, str]]:
@@ -295,9 +287,9 @@ def _product_pairs(
         if not p.has_wildcard and factor(p):
             groups[""].append(p)
         elif p.has_wildcard and factor(p):
-            element = _element_key(p.path)
+            element = element_steps((parse(p.path),))  # P[*].key, as the monitor reads it
             if element is not None:
-                groups[f"{p.side}:{element[0]}"].append(p)
+                groups[f"{p.side}:{format_path(p.side, element[0])}"].append(p)
         if p.side == "args" and p.json_type == "array" and not p.has_wildcard:
             lists.append(p)
     for group, numbers in sorted(groups.items()):
