@@ -474,7 +474,12 @@ def pair_calls_sql(survey: Survey, part: Part) -> str:
 
 
 def pair_stats_sql(
-    survey: Survey, part: Part, append: bool = False, keys: bool = False, per_task: bool = False
+    survey: Survey,
+    part: Part,
+    append: bool = False,
+    keys: bool = False,
+    per_task: bool = False,
+    products: bool = False,
 ) -> str:
     """SQL building ``_tm_pair_stats(pid, fold, tasks, checked, v1..v4)`` from
     ``_tm_pairs`` (with the numbers of their paths, ``lno``, ``rno``, ``xno``, ``ono``),
@@ -543,40 +548,6 @@ def pair_stats_sql(
                                     ELSE 0 END AS start) s
         WHERE pr.kind = 'page' AND r.n = 1 AND {num_r} AND l.n = 1 AND l.n_array = 1
               AND x.n = 1 AND x.n_integer + x.n_number = 1
-    ), product AS (
-        -- three numbers of the call (the third a list's length with ``len``), as the
-        -- monitor reads them: a call without the three is not judged
-        SELECT pr.pid, l.task, l.fold, l.call_key,
-               [abs(l.nmin - r.nmin * CASE pr.vtype WHEN 'len' THEN x.lmax ELSE x.nmin END)
-                > {SUM_TOLERANCE} + 1e-9 * abs(l.nmin), FALSE, FALSE, FALSE] AS v
-        FROM _tm_pairs pr
-        JOIN cp l ON l.pno = pr.lno
-        JOIN cp r ON r.call_key = l.call_key AND r.pno = pr.rno
-        JOIN cp x ON x.call_key = l.call_key AND x.pno = pr.xno
-        WHERE pr.kind = 'product' AND pr.vtype IN ('one', 'len')
-              AND l.n = 1 AND l.n_integer + l.n_number = 1
-              AND r.n = 1 AND r.n_integer + r.n_number = 1 AND x.n = 1
-              AND CASE pr.vtype WHEN 'len' THEN x.n_array + x.n_string + x.n_object = 1
-                  ELSE x.n_integer + x.n_number = 1 END
-    ), elements AS (
-        SELECT pr.pid, c.task, c.fold, v.call_key, v.idx,
-               max(v.num) FILTER (v.path = pr.lpath) AS x,
-               max(v.num) FILTER (v.path = pr.rpath) AS a,
-               max(v.num) FILTER (v.path = pr.xpath) AS b
-        FROM _tm_pairs pr
-        JOIN c ON c.tool = pr.tool
-        JOIN {part.values()} v ON v.call_key = c.call_key AND v.side = pr.lside
-             AND v.path IN (pr.lpath, pr.rpath, pr.xpath)
-        WHERE pr.kind = 'product' AND pr.vtype = 'each' AND v.num IS NOT NULL
-              AND v.idx IS NOT NULL
-        GROUP BY pr.pid, c.task, c.fold, v.call_key, v.idx
-    ), each_product AS (
-        -- per element with the three numbers, as the monitor judges them
-        SELECT pid, task, fold, call_key,
-               [bool_or(abs(x - a * b) > {SUM_TOLERANCE} + 1e-9 * abs(x)), FALSE, FALSE, FALSE]
-               AS v
-        FROM elements WHERE x IS NOT NULL AND a IS NOT NULL AND b IS NOT NULL
-        GROUP BY pid, task, fold, call_key
     ), lv AS (
         SELECT pr.pid, pr.kind, pr.rno, c.task, c.fold, v.call_key, v.str, v.num
         FROM _tm_pairs pr
@@ -601,14 +572,16 @@ def pair_stats_sql(
              AND rv.str IS NOT DISTINCT FROM lv.str AND rv.num IS NOT DISTINCT FROM lv.num
         WHERE lv.kind = 'asked' OR r.n > 0
         GROUP BY lv.pid, lv.task, lv.fold, lv.call_key
-    ){_keys_sql(part) if keys else ""}
+    ){_keys_sql(part) if keys else ""}{_products_sql(part) if products else ""}
     SELECT s.pid, {unit} AS {"task" if per_task else "fold"}, {tasks} AS tasks,
            count(*) AS checked,
            count(*) FILTER (v[1]) AS v1, count(*) FILTER (v[2]) AS v2,
            count(*) FILTER (v[3]) AS v3, count(*) FILTER (v[4]) AS v4
     FROM (SELECT * FROM two UNION ALL SELECT * FROM member UNION ALL SELECT * FROM page
-          UNION ALL SELECT * FROM product UNION ALL SELECT * FROM each_product
-          {"UNION ALL SELECT * FROM keyed" if keys else ""}) s {names}
+          {"UNION ALL SELECT * FROM keyed" if keys else ""}
+          {
+        "UNION ALL SELECT * FROM product UNION ALL SELECT * FROM each_product" if products else ""
+    }) s {names}
     GROUP BY s.pid, {unit}
     """
 
@@ -662,6 +635,48 @@ def _keys_sql(part: Part) -> str:
     )"""
 
 
+def _products_sql(part: Part) -> str:
+    """The CTEs counting ``product`` pairs (``product``, per call; ``each_product``, per
+    element of one list), appended to :func:`pair_stats_sql`'s only when some pair is one:
+    the element form reads the part's values."""
+    return f"""
+    , product AS (
+        -- three numbers of the call (the third a list's length with ``len``), as the
+        -- monitor reads them: a call without the three is not judged
+        SELECT pr.pid, l.task, l.fold, l.call_key,
+               [abs(l.nmin - r.nmin * CASE pr.vtype WHEN 'len' THEN x.lmax ELSE x.nmin END)
+                > {SUM_TOLERANCE} + 1e-9 * abs(l.nmin), FALSE, FALSE, FALSE] AS v
+        FROM _tm_pairs pr
+        JOIN cp l ON l.pno = pr.lno
+        JOIN cp r ON r.call_key = l.call_key AND r.pno = pr.rno
+        JOIN cp x ON x.call_key = l.call_key AND x.pno = pr.xno
+        WHERE pr.kind = 'product' AND pr.vtype IN ('one', 'len')
+              AND l.n = 1 AND l.n_integer + l.n_number = 1
+              AND r.n = 1 AND r.n_integer + r.n_number = 1 AND x.n = 1
+              AND CASE pr.vtype WHEN 'len' THEN x.n_array + x.n_string + x.n_object = 1
+                  ELSE x.n_integer + x.n_number = 1 END
+    ), elements AS (
+        SELECT pr.pid, c.task, c.fold, v.call_key, v.idx,
+               max(v.num) FILTER (v.path = pr.lpath) AS x,
+               max(v.num) FILTER (v.path = pr.rpath) AS a,
+               max(v.num) FILTER (v.path = pr.xpath) AS b
+        FROM _tm_pairs pr
+        JOIN c ON c.tool = pr.tool
+        JOIN {part.values()} v ON v.call_key = c.call_key AND v.side = pr.lside
+             AND v.path IN (pr.lpath, pr.rpath, pr.xpath)
+        WHERE pr.kind = 'product' AND pr.vtype = 'each' AND v.num IS NOT NULL
+              AND v.idx IS NOT NULL
+        GROUP BY pr.pid, c.task, c.fold, v.call_key, v.idx
+    ), each_product AS (
+        -- per element with the three numbers, as the monitor judges them
+        SELECT pid, task, fold, call_key,
+               [bool_or(abs(x - a * b) > {SUM_TOLERANCE} + 1e-9 * abs(x)), FALSE, FALSE, FALSE]
+               AS v
+        FROM elements WHERE x IS NOT NULL AND a IS NOT NULL AND b IS NOT NULL
+        GROUP BY pid, task, fold, call_key
+    )"""
+
+
 def pair_sums_sql(stats: str = "_tm_pair_stats") -> str:
     """SQL summing pair counts per context (needs ``_tm_fold_membership``)."""
     return f"""
@@ -688,10 +703,12 @@ _PAIR_FIELDS = (
 
 
 @contextmanager
-def _pairs_registered(con: duckdb.DuckDBPyConnection, pairs: pa.Table) -> Iterator[bool]:
+def _pairs_registered(
+    con: duckdb.DuckDBPyConnection, pairs: pa.Table
+) -> Iterator[tuple[bool, bool]]:
     """Within the block, ``_tm_pairs`` (``pairs`` with their paths' numbers),
     ``_tm_pair_paths`` and ``_tm_only`` are registered on ``con``; yields whether some
-    pair is of kind ``keys``."""
+    pair is of kind ``keys`` and whether some is a ``product``."""
     numbered: dict[tuple[str, str, str], int] = {}
     ends = {"l": ("lside", "lpath"), "r": ("rside", "rpath"), "x": ("xside", "xpath"),
             "o": (None, "opath")}  # page pairs: the offset is an argument  # fmt: skip
@@ -715,7 +732,7 @@ def _pairs_registered(con: duckdb.DuckDBPyConnection, pairs: pa.Table) -> Iterat
         "pno": pa.array(list(numbered.values()), pa.int32())}))  # fmt: skip
     con.register("_tm_only", pa.table({"path": sorted({k[2] for k in numbered})}))
     try:
-        yield "keys" in cols["kind"]
+        yield "keys" in cols["kind"], "product" in cols["kind"]
     finally:
         for name in ("_tm_pairs", "_tm_pair_paths", "_tm_only"):
             con.unregister(name)
@@ -732,11 +749,11 @@ def _counted(
     rather than returned."""
     if not among or not pairs.num_rows:
         return None
-    with _pairs_registered(con, pairs) as keys, plain_scans(con):
+    with _pairs_registered(con, pairs) as (keys, products), plain_scans(con):
         # the per-call rows' two halves each scan the part
         for k, part in enumerate(among):
             con.execute(pair_calls_sql(survey, part))
-            con.execute(pair_stats_sql(survey, part, append=k > 0, keys=keys,
+            con.execute(pair_stats_sql(survey, part, append=k > 0, keys=keys, products=products,
                                        per_task=into is not None))  # fmt: skip
         if into is None:
             return integers(fetch_arrow(con, "SELECT * FROM _tm_pair_stats"))
