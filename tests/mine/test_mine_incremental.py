@@ -10,7 +10,6 @@ them per task."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,10 @@ from typer.testing import CliRunner
 
 from tracemine.cli import app
 from tracemine.ingest import ingest
-from tracemine.mine import api as api_module
 from tracemine.mine import mine
 from tracemine.mine.evidence import kept_counts as kept_module
 from tracemine.mine.profile import aggregates as profile_module
+from tracemine.mine.propose import context as context_module
 from tracemine.simulate import simulate, write_traces
 
 TASKS = 48
@@ -171,15 +170,11 @@ def test_mining_again_with_other_thresholds_reuses_heldout_counts(
 def test_folds_that_only_grew_count_their_new_tasks_only(
     tmp_path: Path, runs: list[dict], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With folds that keep their tasks when tasks are added (here a hash of the task),
-    a fitted contract seen before is counted on the new tasks and added to its stored
-    counts: the same counts and first counterexamples as counting the fold whole."""
-
-    def by_hash(task_calls: dict[str, int], folds: int, seed: int) -> dict[str, int]:
-        return {t: int(hashlib.sha256(f"{seed}:{t}".encode()).hexdigest(), 16) % folds
-                for t in task_calls}  # fmt: skip
-
-    monkeypatch.setattr(api_module, "assign_folds", by_hash)
+    """Folds dealt by a hash of the task (what a store of many tasks gets; here forced
+    on a small one) keep their tasks when tasks are added: a fitted contract seen before
+    is counted on the new tasks and added to its stored counts, giving the same counts
+    and first counterexamples as counting the fold whole."""
+    monkeypatch.setattr(context_module, "STABLE_FOLD_TASKS", 1)
     tasks = _tasks(runs)
     old = _write(tmp_path, "old", [r for r in runs if r["task_id"] in tasks[:TASKS]])
     new = _write(tmp_path, "new", [r for r in runs if r["task_id"] in tasks[TASKS:]])
@@ -195,6 +190,11 @@ def test_folds_that_only_grew_count_their_new_tasks_only(
     ingest([old, new], fresh)
     expected, _ = _mined(fresh)
     assert after == expected
+    assert _provenance(fresh)["folds_dealt"] == "hash"
+
+
+def _provenance(db: Path) -> dict[str, Any]:
+    return dict(mine(db, folds=3, min_tasks=3, target_fa=0.05).provenance["params"])
 
 
 def _dumped(result: Any) -> list[dict[str, Any]]:

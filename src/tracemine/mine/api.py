@@ -33,7 +33,12 @@ from tracemine.mine.profile.shards import LocalShards, Shards
 from tracemine.mine.profile.state import ensure_calls, ensure_profiles, run_counts, runs_of
 from tracemine.mine.profile.where import Filter, parse_filters
 from tracemine.mine.propose.conditional import Conditional
-from tracemine.mine.propose.context import assign_folds, load_contexts, register_membership
+from tracemine.mine.propose.context import (
+    assign_folds,
+    folds_dealt,
+    load_contexts,
+    register_membership,
+)
 from tracemine.mine.propose.relations import Relations, find_pairs
 from tracemine.mine.runs.trajectory import mine_runs
 from tracemine.mine.select.budget import MAX_PER_TOOL, Settings, select
@@ -259,7 +264,10 @@ def mine_shards(
     provenance: dict[str, Any] = {
         "store": store,
         "params": {
-            "folds": o.folds if o.crossfit else 0, "target_fa": o.target_fa,
+            "folds": o.folds if o.crossfit else 0,
+            # how tasks were dealt to folds: balancing calls, or by a hash of the task
+            "folds_dealt": folds_dealt(len(task_calls), o.folds) if o.crossfit else None,
+            "target_fa": o.target_fa,
             "min_tasks": o.min_tasks, "min_folds": settings.min_folds,
             "tools": sorted(o.tools) if o.tools else None, "where": [f.text for f in filters],
             "task_key": o.task_key, "crossfit": o.crossfit, "seed": o.seed,

@@ -14,11 +14,13 @@ fitted contract seen before on the new tasks only; a contract whose parameters m
 or a fold that lost or changed a task (another seed, ``--replace``, a new trial of an
 old task), is counted whole, as before.
 
-Folds are dealt by balancing calls over every task
+A store of few tasks has its folds dealt by balancing calls over every task
 (:func:`~tracemine.mine.propose.context.assign_folds`), so new tasks usually move old
-ones between folds, and then every fold is counted whole. What this saves today is a
-mine of the same calls again (other thresholds, ``--min-tasks``, ``--max-per-tool``):
-every fold is unchanged and no value is read.
+ones between folds, and then every fold is counted whole: what this saves there is a
+mine of the same calls again (other thresholds, ``--min-tasks``, ``--max-per-tool``),
+where every fold is unchanged and no value is read. From ``STABLE_FOLD_TASKS`` tasks a
+fold on, a task's fold is a hash of its name, and a mine after traces of new tasks counts
+the new tasks only.
 """
 
 from __future__ import annotations
